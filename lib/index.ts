@@ -1,0 +1,15 @@
+export { LockModule } from './lock.module.js';
+export { LOCK_MODULE_OPTIONS, type LockModuleExtras } from './lock.module-definition.js';
+export { LockService } from './lock.service.js';
+export { Locked, type LockedOptions, type LockNameFactory } from './locked.decorator.js';
+export { LockExceptionFilter, type LockExceptionFilterOptions, type LockErrorBody } from './lock-exception.filter.js';
+export { LockProvider, type LockAcquireRequest, type LockGrant } from './lock-provider.interface.js';
+export { InMemoryLockProvider } from './providers/in-memory-lock.provider.js';
+export { createLockProvider } from './providers/lock-provider.factory.js';
+export { LockManager, DEFAULT_TTL, DEFAULT_KEY_PREFIX, type LockManagerOptions } from './lock-manager.js';
+export type { LockHandle } from './lock-handle.js';
+export { currentLock } from './lock.context.js';
+export type { LockCallOptions, LockModuleOptions, OnHeld } from './lock-options.interface.js';
+export type { LockEvent, LockEventType } from './lock-events.interface.js';
+export type { LockLogger } from './lock-logger.interface.js';
+export { LockError, LockAcquireError, LockStoreError, LockLostError, LockReentryError, LockOptionsError } from './lock.errors.js';

@@ -1,0 +1,220 @@
+import { LockLostError, LockStoreError } from './lock.errors.js';
+import type { LockEvent } from './lock-events.interface.js';
+import type { LockProvider } from './lock-provider.interface.js';
+import type { LockLogger } from './lock-logger.interface.js';
+
+/**
+ * A lock you hold. Returned by `LockService.acquire()` / `tryAcquire()`,
+ * passed to `withLock` callbacks, and reachable inside any locked call with
+ * `LockService.current()`.
+ *
+ * @example
+ * ```ts
+ * await locks.withLock('ledger', async (lock) => {
+ *   await ledger.write(entry, { fencingToken: lock.fencingToken, signal: lock.signal });
+ * });
+ * ```
+ */
+export interface LockHandle {
+  /** The lock's name, without the key prefix. */
+  readonly name: string;
+  /** The store key (prefix included). */
+  readonly key: string;
+  /** Strictly greater than every earlier grant's token for this name: pass it to storage that rejects stale writers. */
+  readonly fencingToken: number;
+  /** Aborts, with a {@link LockLostError} as its `reason`, when the lock is lost while held. */
+  readonly signal: AbortSignal;
+  /** `true` until released or lost. */
+  readonly held: boolean;
+  /**
+   * Sets the lease to end `ms` from now (default: the lock's `ttl`).
+   * @throws {LockLostError} when the lock is no longer held by this handle.
+   * @throws {LockStoreError} when the store fails.
+   */
+  extend(ms?: number): Promise<void>;
+  /**
+   * Frees the lock (or, with `holdAtLeast`, shortens it to the remaining
+   * minimum). Never throws: a store failure is logged, and the lease then
+   * expires on its own. Returns `false` when it was already released or lost.
+   * Releasing twice is harmless.
+   */
+  release(): Promise<boolean>;
+}
+
+/** Settings a held lock needs from the manager. @internal */
+export interface HeldLockContext {
+  readonly provider: LockProvider;
+  readonly logger: LockLogger;
+  readonly emit: (event: LockEvent) => void;
+  readonly onSettled: (lock: HeldLock) => void;
+}
+
+/** Per-acquisition settings. @internal */
+export interface HeldLockSettings {
+  readonly ttl: number;
+  readonly renew: boolean;
+  readonly maxHold?: number;
+  readonly holdAtLeast?: number;
+}
+
+const now = (): number => performance.now();
+
+/** The engine's implementation of {@link LockHandle}. @internal */
+export class HeldLock implements LockHandle {
+  readonly acquiredAt = now();
+  private readonly controller = new AbortController();
+  private state: 'held' | 'lost' | 'released' = 'held';
+  /** Local time at which the store's lease ends unless extended (measured from before the call that set it). */
+  private leaseEnd: number;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private renewing = false;
+
+  constructor(
+    readonly name: string,
+    readonly key: string,
+    readonly owner: string,
+    readonly fencingToken: number,
+    private readonly settings: HeldLockSettings,
+    private readonly ctx: HeldLockContext,
+    requestedAt: number,
+  ) {
+    this.leaseEnd = requestedAt + settings.ttl;
+    this.schedule();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get held(): boolean {
+    return this.state === 'held';
+  }
+
+  async extend(ms: number = this.settings.ttl): Promise<void> {
+    if (!(typeof ms === 'number' && Number.isFinite(ms) && ms > 0)) {
+      throw new RangeError(`extend(ms) of lock "${this.name}": ms must be a finite number > 0, got ${String(ms)}.`);
+    }
+    if (this.state !== 'held') {
+      throw (this.signal.reason as Error | undefined) ?? new LockLostError(this.name, 'it was already released');
+    }
+    const started = now();
+    const ok = await this.ctx.provider.extend(this.key, this.owner, ms);
+    if (this.state !== 'held') throw this.signal.reason as Error;
+    if (!ok) {
+      this.lose('the store no longer has it under this owner (it expired or was taken over)');
+      throw this.signal.reason as Error;
+    }
+    this.leaseEnd = started + ms;
+    this.ctx.emit({ type: 'extended', name: this.name, fencingToken: this.fencingToken, ttl: ms });
+    this.schedule();
+  }
+
+  async release(): Promise<boolean> {
+    if (this.state === 'released') return false;
+    const wasHeld = this.state === 'held';
+    this.state = 'released';
+    this.clearTimer();
+    this.ctx.onSettled(this);
+    const heldMs = now() - this.acquiredAt;
+    const remainingMin = this.settings.holdAtLeast === undefined ? 0 : this.settings.holdAtLeast - heldMs;
+    try {
+      if (wasHeld && remainingMin >= 1) {
+        // holdAtLeast: keep the key until the minimum has passed, so a late replica cannot run again.
+        await this.ctx.provider.extend(this.key, this.owner, Math.ceil(remainingMin));
+      } else {
+        // Owner-checked, so harmless after a loss; frees the key sooner if the store still has it.
+        await this.ctx.provider.release(this.key, this.owner);
+      }
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      this.ctx.logger.error(`Releasing lock "${this.name}" failed; its lease will expire on its own: ${error.message}`);
+      this.ctx.emit({ type: 'store-error', name: this.name, operation: 'release', error });
+      return false;
+    }
+    if (wasHeld) this.ctx.emit({ type: 'released', name: this.name, fencingToken: this.fencingToken, heldMs });
+    return wasHeld;
+  }
+
+  /** Marks the lock lost, aborts the signal, warns. @internal */
+  lose(detail: string): void {
+    if (this.state !== 'held') return;
+    this.state = 'lost';
+    this.clearTimer();
+    const reason = new LockLostError(this.name, detail);
+    this.ctx.logger.warn(reason.message);
+    this.ctx.emit({ type: 'lost', name: this.name, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, reason: detail });
+    this.controller.abort(reason);
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One timer per held lock: the next renewal, or the end of the lease, whichever comes first. */
+  private schedule(): void {
+    this.clearTimer();
+    if (this.state !== 'held') return;
+    const t = now();
+    let at = this.leaseEnd;
+    if (this.settings.renew && !this.renewing && this.renewalCap() > t) {
+      at = Math.min(at, t + this.settings.ttl / 3);
+    }
+    this.timer = setTimeout(() => this.onTimer(), Math.max(0, at - t));
+    this.timer.unref?.();
+  }
+
+  private renewalCap(): number {
+    return this.settings.maxHold === undefined ? Infinity : this.acquiredAt + this.settings.maxHold;
+  }
+
+  private onTimer(): void {
+    this.timer = undefined;
+    if (this.state !== 'held') return;
+    const t = now();
+    if (t >= this.leaseEnd) {
+      const detail = this.renewing
+        ? `its ${this.settings.ttl} ms lease ended while renewal could not reach the store`
+        : this.settings.renew && this.settings.maxHold !== undefined && t >= this.renewalCap()
+          ? `maxHold of ${this.settings.maxHold} ms reached`
+          : this.settings.renew
+            ? `its ${this.settings.ttl} ms lease ended before it could be renewed`
+            : `its ${this.settings.ttl} ms lease ended (renew is off)`;
+      this.lose(detail);
+      return;
+    }
+    if (this.settings.renew && !this.renewing && this.renewalCap() > t) {
+      void this.renew();
+    }
+    this.schedule();
+  }
+
+  private async renew(): Promise<void> {
+    this.renewing = true;
+    const started = now();
+    const ttl = Math.max(1, Math.min(this.settings.ttl, Math.floor(this.renewalCap() - started)));
+    let ok: boolean;
+    try {
+      ok = await this.ctx.provider.extend(this.key, this.owner, ttl);
+    } catch (err) {
+      this.renewing = false;
+      if (this.state !== 'held') return;
+      const error = err instanceof Error ? err : new Error(String(err));
+      this.ctx.emit({ type: 'store-error', name: this.name, operation: 'extend', error });
+      this.ctx.logger.warn(
+        `Renewing lock "${this.name}" failed (${error instanceof LockStoreError ? error.message : error.message}); retrying until its lease ends.`,
+      );
+      this.schedule();
+      return;
+    }
+    this.renewing = false;
+    if (this.state !== 'held') return;
+    if (!ok) {
+      this.lose('the store no longer has it under this owner (it expired or was taken over)');
+      return;
+    }
+    this.leaseEnd = started + ttl;
+    this.ctx.emit({ type: 'extended', name: this.name, fencingToken: this.fencingToken, ttl });
+    this.schedule();
+  }
+}

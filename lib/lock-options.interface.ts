@@ -1,0 +1,70 @@
+import type { LockProvider } from './lock-provider.interface.js';
+import type { LockEvent } from './lock-events.interface.js';
+
+/**
+ * What happens when a lock is already held by another caller:
+ * - `'throw'`: fail at once with {@link LockAcquireError} (default);
+ * - `'skip'`: do not run the protected code; the call returns `undefined`;
+ * - `'wait'`: queue (FIFO) until the lock is free, up to `waitTimeout` ms,
+ *   then throw {@link LockAcquireError}.
+ */
+export type OnHeld = 'throw' | 'skip' | 'wait';
+
+/** Per-call options, shared by `@Locked`, `LockService.withLock`, `acquire` and `tryAcquire`. */
+export interface LockCallOptions {
+  /** Lease length in ms. Renewed while the holder runs (see `renew`). Default: the module's `ttl` (30 000). */
+  ttl?: number;
+  /** Policy when the lock is held. Default: the module's `onHeld` (`'throw'`). */
+  onHeld?: OnHeld;
+  /** Longest wait in ms with `onHeld: 'wait'`. Default: the module's `waitTimeout` (unbounded). */
+  waitTimeout?: number;
+  /** Keep the lease alive while the holder runs, renewing every third of `ttl`. Default: the module's `renew` (`true`). */
+  renew?: boolean;
+  /** Upper bound in ms on how long renewal may keep the lock; after it the lock expires and the signal aborts. */
+  maxHold?: number;
+  /**
+   * Keep the lock at least this many ms after it was taken, even if the work
+   * finished sooner (ShedLock's `lockAtLeastFor`): on release, the lease is
+   * shortened to the remaining minimum instead of deleted.
+   */
+  holdAtLeast?: number;
+  /** Let a nested call for the same name run under the outer lock instead of failing with {@link LockReentryError}. Default `false`. */
+  reentrant?: boolean;
+  /**
+   * Scheduled tasks only: when the store fails, run the tick anyway (`true`)
+   * or skip it (`false`, default). See the README's "Scheduled tasks".
+   */
+  failOpen?: boolean;
+  /** Aborts a wait for the lock (the call then throws the signal's reason). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Options of `LockModule.forRoot()` / `forRootAsync()`.
+ *
+ * @example
+ * ```ts
+ * LockModule.forRoot({ ttl: 60_000, onHeld: 'wait', waitTimeout: 5_000 })
+ * ```
+ */
+export interface LockModuleOptions {
+  /**
+   * The store. Default: a new {@link InMemoryLockProvider} (one process only).
+   * `Test.createTestingModule(...).overrideProvider(LockProvider)` replaces it too.
+   */
+  provider?: LockProvider;
+  /** Prefix of every store key, so lock keys never collide with the app's own. Default `'lock:'`. */
+  keyPrefix?: string;
+  /** Default lease in ms. Default `30000`. */
+  ttl?: number;
+  /** Default policy when a lock is held. Default `'throw'` (scheduled tasks default to `'skip'`). */
+  onHeld?: OnHeld;
+  /** Default longest wait in ms for `onHeld: 'wait'`. Default: unbounded. */
+  waitTimeout?: number;
+  /** Default for lease renewal while the holder runs. Default `true`. */
+  renew?: boolean;
+  /** Default cap in ms on how long renewal may keep a lock. Default: none. */
+  maxHold?: number;
+  /** Called for every lock event (acquired, released, contended, ...). Must not throw; errors are logged and ignored. */
+  onEvent?: (event: LockEvent) => void;
+}

@@ -1,0 +1,95 @@
+/**
+ * What a {@link LockProvider} is asked to do when a lock is acquired.
+ * Keys arrive with the module's `keyPrefix` already applied.
+ */
+export interface LockAcquireRequest {
+  /** The store key of the lock (prefix included). */
+  readonly key: string;
+  /** A random token that identifies this one acquisition (128 bits, hex). */
+  readonly owner: string;
+  /** Lease length in ms: the lock frees itself this long after the last grant or extension. */
+  readonly ttl: number;
+  /**
+   * `false`: try once and answer at once. `true`: queue behind the current
+   * holder and earlier waiters (FIFO) until granted, `waitTimeout` passes, or
+   * `signal` aborts.
+   */
+  readonly wait: boolean;
+  /** Longest wait in ms when `wait` is true; `undefined` waits without bound. */
+  readonly waitTimeout?: number;
+  /** Aborts a wait: the provider leaves the queue and resolves `null`. */
+  readonly signal?: AbortSignal;
+}
+
+/** What a provider returns for a granted lock. */
+export interface LockGrant {
+  /**
+   * Strictly greater than every fencing token granted earlier for the same
+   * key by the same store. Pass it to storage that must reject stale writers.
+   */
+  readonly fencingToken: number;
+  /** `true` when the grant came after queueing behind another holder (for the `contended` event). */
+  readonly queued?: boolean;
+}
+
+/**
+ * A lock store. It is both the DI token and the contract: inject
+ * `LockProvider` to reach the store in use, and extend it to write a store.
+ *
+ * Contract (checked by the conformance suite in `test/conformance/`):
+ * - a key has at most one owner at a time; a grant sets a lease of `ttl` ms,
+ *   after which the key is free again unless extended;
+ * - `extend` and `release` act only when `owner` still holds the key;
+ * - waiters are granted in arrival order and are woken by release (no
+ *   polling), and by lease expiry of a holder that vanished;
+ * - every grant's fencing token is greater than all earlier ones for that key;
+ * - a store that fails raises {@link LockStoreError}, within a bounded time,
+ *   and never answers "held" for "unreachable".
+ *
+ * @example Replace the store in a test module
+ * ```ts
+ * const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+ *   .overrideProvider(LockProvider)
+ *   .useValue(new InMemoryLockProvider())
+ *   .compile();
+ * ```
+ */
+export abstract class LockProvider {
+  /** A short name for logs and health output: `memory`, `redis`, `postgres`. */
+  abstract readonly kind: string;
+
+  /**
+   * Takes the lock for `request.owner`, or returns `null` when it is held and
+   * `request.wait` is false, when the wait timed out, or when `request.signal`
+   * aborted the wait.
+   * @throws {LockStoreError} when the store cannot be reached or fails.
+   */
+  abstract acquire(request: LockAcquireRequest): Promise<LockGrant | null>;
+
+  /**
+   * Sets the lease of a held lock to end `ttl` ms from now (longer or
+   * shorter). Returns `false` when `owner` no longer holds `key`.
+   * @throws {LockStoreError} when the store cannot be reached or fails.
+   */
+  abstract extend(key: string, owner: string, ttl: number): Promise<boolean>;
+
+  /**
+   * Frees the lock if `owner` still holds it, and hands it to the next
+   * waiter. Returns `false` when `owner` no longer held it (nothing changed).
+   * @throws {LockStoreError} when the store cannot be reached or fails.
+   */
+  abstract release(key: string, owner: string): Promise<boolean>;
+
+  /**
+   * Round trip to the store, in ms. Used by health checks.
+   * @throws {LockStoreError} when the store does not answer.
+   */
+  abstract ping(): Promise<number>;
+
+  /**
+   * Closes what the provider opened (connections, timers). Waiters still
+   * queued resolve `null`. Called by the module on shutdown for providers it
+   * built from options; a provider you pass in yourself is yours to close.
+   */
+  abstract close(): Promise<void>;
+}

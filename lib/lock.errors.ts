@@ -1,0 +1,101 @@
+/**
+ * The base class of every error this library throws. Catch `LockError` to
+ * handle all of them; catch a subclass to handle one case.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await locks.withLock('payouts', run);
+ * } catch (err) {
+ *   if (err instanceof LockAcquireError) return 'busy, try later';
+ *   throw err;
+ * }
+ * ```
+ */
+export class LockError extends Error {
+  /** The lock's name (without the key prefix), when the error concerns one lock. */
+  readonly lockName?: string;
+
+  constructor(message: string, options?: { lockName?: string; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.lockName = options?.lockName;
+  }
+}
+
+/**
+ * The lock is held by another caller (`onHeld: 'throw'`), or a wait for it
+ * ran out (`onHeld: 'wait'` with `waitTimeout`). In an HTTP handler it
+ * surfaces as a 500 unless {@link LockExceptionFilter} maps it to 409.
+ */
+export class LockAcquireError extends LockError {
+  /** `'held'`: held and not waited for; `'timeout'`: waited `waitTimeout` ms in vain. */
+  readonly reason: 'held' | 'timeout';
+  /** How long the caller waited, in ms (0 when it did not wait). */
+  readonly waitedMs: number;
+
+  constructor(lockName: string, reason: 'held' | 'timeout', waitedMs = 0) {
+    super(
+      reason === 'held'
+        ? `Lock "${lockName}" is held by another caller. Retry later, or use onHeld: 'wait' to queue for it.`
+        : `Timed out after ${waitedMs} ms waiting for lock "${lockName}", which is still held by another caller. Raise waitTimeout or retry later.`,
+      { lockName },
+    );
+    this.reason = reason;
+    this.waitedMs = waitedMs;
+  }
+}
+
+/**
+ * The lock store failed: it refused the connection, did not answer within the
+ * command timeout, or answered with an error. This is never "someone else
+ * holds the lock": the state of the lock is unknown. {@link LockExceptionFilter}
+ * maps it to 503.
+ */
+export class LockStoreError extends LockError {
+  /** The operation that failed: `acquire`, `release`, `extend`, `ping`, ... */
+  readonly operation: string;
+
+  constructor(operation: string, detail: string, options?: { lockName?: string; cause?: unknown }) {
+    super(
+      `Lock store failed during ${operation}${options?.lockName === undefined ? '' : ` of lock "${options.lockName}"`}: ${detail}. ` +
+        'The lock state is unknown; check that the store is reachable.',
+      options,
+    );
+    this.operation = operation;
+  }
+}
+
+/**
+ * The lease of a held lock was lost: renewal failed for longer than the lease,
+ * another owner took the key over, or `maxHold` ran out. It is the `reason` of
+ * the handle's aborted `signal`; work protected by the lock should stop.
+ */
+export class LockLostError extends LockError {
+  constructor(lockName: string, detail: string) {
+    super(`Lock "${lockName}" was lost: ${detail}. Work protected by it is no longer exclusive; stop it, and check fencing tokens on writes.`, {
+      lockName,
+    });
+  }
+}
+
+/**
+ * The same lock name was requested again inside a call chain that already
+ * holds it. Without `reentrant: true` this would wait on itself until the
+ * lease expired, so it fails at once instead.
+ */
+export class LockReentryError extends LockError {
+  constructor(lockName: string) {
+    super(
+      `Lock "${lockName}" is already held by this call chain; taking it again would wait on itself. ` +
+        `Pass reentrant: true to run the inner call under the outer lock, or use a different name.`,
+      { lockName },
+    );
+  }
+}
+
+/**
+ * An option, a lock name or a decorator use is invalid. Thrown at decoration
+ * or module-init time where possible, and always before the protected code runs.
+ */
+export class LockOptionsError extends LockError {}

@@ -1,0 +1,17 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { LockModuleOptions } from './lock-options.interface.js';
+
+/** Extras of `forRoot` / `forRootAsync`: `isGlobal` (default `true`, so `@Locked` works in every module). */
+export interface LockModuleExtras {
+  isGlobal?: boolean;
+}
+
+export const {
+  ConfigurableModuleClass: ConfigurableLockModule,
+  MODULE_OPTIONS_TOKEN: LOCK_MODULE_OPTIONS,
+  OPTIONS_TYPE: LOCK_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: LOCK_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<LockModuleOptions>({ moduleName: 'Lock' })
+  .setClassMethodName('forRoot')
+  .setExtras<LockModuleExtras>({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .build();

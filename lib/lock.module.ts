@@ -1,0 +1,52 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import {
+  ConfigurableLockModule,
+  LOCK_ASYNC_OPTIONS_TYPE,
+  LOCK_MODULE_OPTIONS,
+  LOCK_OPTIONS_TYPE,
+} from './lock.module-definition.js';
+import { LockProvider } from './lock-provider.interface.js';
+import type { LockModuleOptions } from './lock-options.interface.js';
+import { assertModuleOptions } from './lock-options.validation.js';
+import { createLockProvider } from './providers/lock-provider.factory.js';
+import { LockService } from './lock.service.js';
+
+/**
+ * Registers {@link LockService} and the {@link LockProvider} store. Global by
+ * default (`isGlobal: true`), so `@Locked` works in every module.
+ *
+ * @example
+ * ```ts
+ * @Module({ imports: [LockModule.forRoot()] })           // in-memory, one process
+ * export class AppModule {}
+ *
+ * LockModule.forRootAsync({                              // options from config
+ *   inject: [ConfigService],
+ *   useFactory: (config: ConfigService) => ({ ttl: config.get('LOCK_TTL') }),
+ * })
+ * ```
+ */
+@Module({
+  providers: [
+    {
+      provide: LockProvider,
+      inject: [LOCK_MODULE_OPTIONS],
+      useFactory: (options: LockModuleOptions) => createLockProvider(options),
+    },
+    LockService,
+  ],
+  exports: [LockService, LockProvider],
+})
+export class LockModule extends ConfigurableLockModule {
+  /** Registers the module with static options (validated now). */
+  static forRoot(options: typeof LOCK_OPTIONS_TYPE = {}): DynamicModule {
+    const { isGlobal: _isGlobal, ...moduleOptions } = options;
+    assertModuleOptions(moduleOptions);
+    return super.forRoot(options);
+  }
+
+  /** Registers the module with options from a factory, class or existing provider (validated at boot). */
+  static forRootAsync(options: typeof LOCK_ASYNC_OPTIONS_TYPE): DynamicModule {
+    return super.forRootAsync(options);
+  }
+}

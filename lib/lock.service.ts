@@ -1,0 +1,131 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { isObservable, Observable, defer, from, switchMap, EMPTY, finalize } from 'rxjs';
+import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
+import { LockManager, type LockEntry, type ResolvedCallOptions } from './lock-manager.js';
+import { LockProvider } from './lock-provider.interface.js';
+import type { LockModuleOptions } from './lock-options.interface.js';
+import { LockStoreError } from './lock.errors.js';
+import { InMemoryLockProvider } from './providers/in-memory-lock.provider.js';
+import { isOwnedProvider } from './providers/lock-provider.factory.js';
+
+let warnedInMemoryInProduction = false;
+
+/** How a decorated method is to be locked. @internal */
+export interface LockedInvocation {
+  readonly name: string;
+  readonly options: ResolvedCallOptions;
+  /** A `@Cron`/`@Interval`/`@Timeout` task: store failures skip the tick (or run it with `failOpen`). */
+  readonly scheduled: boolean;
+  /** Declared to return an Observable: lock on subscribe, release on complete/error/unsubscribe. */
+  readonly observable: boolean;
+}
+
+/**
+ * Takes and releases locks. Injectable anywhere once `LockModule` is
+ * imported; `@Locked` uses it under the hood.
+ *
+ * @example
+ * ```ts
+ * @Injectable()
+ * export class Reports {
+ *   constructor(private readonly locks: LockService) {}
+ *
+ *   rebuild() {
+ *     return this.locks.withLock('reports:rebuild', (lock) => this.build(lock.signal), { onHeld: 'skip' });
+ *   }
+ * }
+ * ```
+ */
+@Injectable()
+export class LockService extends LockManager implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+  constructor(@Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions, provider: LockProvider) {
+    const { provider: _given, ...rest } = options ?? {};
+    super({ ...rest, provider, logger: new Logger(LockService.name) });
+  }
+
+  /** Warns once when locks live in one process's memory in production. @internal */
+  onModuleInit(): void {
+    if (this.provider instanceof InMemoryLockProvider && process.env.NODE_ENV === 'production' && !warnedInMemoryInProduction) {
+      warnedInMemoryInProduction = true;
+      this.logger.warn(
+        'LockModule uses the in-memory provider with NODE_ENV=production: locks exclude callers of this process only, ' +
+          'not other instances. Configure LockModule.forRoot({ redis }) or ({ postgres }) for several instances.',
+      );
+    }
+  }
+
+  /** Releases the locks this instance still holds and stops their renewal. @internal */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.close();
+  }
+
+  /** Closes the store if the module built it. @internal */
+  async onApplicationShutdown(): Promise<void> {
+    if (isOwnedProvider(this.provider)) await this.provider.close();
+  }
+
+  /** Runs a `@Locked` method under its lock. @internal */
+  invokeLocked(call: LockedInvocation, instance: unknown, method: (...args: unknown[]) => unknown, args: unknown[]): unknown {
+    if (call.observable) {
+      return defer(() => from(this.enterFor(call)).pipe(
+        switchMap((entry) => {
+          if (!entry) return EMPTY;
+          if (entry === RUN_UNLOCKED) return method.apply(instance, args) as Observable<unknown>;
+          let inner: Observable<unknown>;
+          try {
+            inner = entry.run(() => method.apply(instance, args)) as Observable<unknown>;
+          } catch (err) {
+            void entry.release();
+            throw err;
+          }
+          return (isObservable(inner) ? inner : from(Promise.resolve(inner))).pipe(finalize(() => void entry.release()));
+        }),
+      ));
+    }
+    return this.invokeAsync(call, instance, method, args);
+  }
+
+  private async invokeAsync(call: LockedInvocation, instance: unknown, method: (...args: unknown[]) => unknown, args: unknown[]): Promise<unknown> {
+    const entry = await this.enterFor(call);
+    if (!entry) return undefined;
+    if (entry === RUN_UNLOCKED) return method.apply(instance, args);
+    let handedOver = false;
+    try {
+      const result = entry.run(() => method.apply(instance, args));
+      if (isObservable(result)) {
+        // The lock now lives as long as the stream: until it completes, errors or is unsubscribed.
+        handedOver = true;
+        return result.pipe(finalize(() => void entry.release()));
+      }
+      return await result;
+    } finally {
+      if (!handedOver) await entry.release();
+    }
+  }
+
+  private async enterFor(call: LockedInvocation): Promise<LockEntry | undefined | typeof RUN_UNLOCKED> {
+    if (!call.scheduled) return this.enter(call.name, call.options);
+    try {
+      return await this.enter(call.name, call.options);
+    } catch (err) {
+      if (!(err instanceof LockStoreError)) throw err;
+      if (call.options.failOpen) {
+        this.logger.warn(`Lock store failed for scheduled task "${call.name}"; running the tick without the lock (failOpen): ${err.message}`);
+        return RUN_UNLOCKED;
+      }
+      this.logger.error(`Lock store failed for scheduled task "${call.name}"; skipped this tick: ${err.message}`);
+      this.emit({ type: 'skipped', name: call.name, reason: 'store-error' });
+      return undefined;
+    }
+  }
+}
+
+/** `enterFor` result: run without the lock (scheduled task, `failOpen`, store down). */
+const RUN_UNLOCKED = Symbol('run-unlocked');

@@ -1,0 +1,179 @@
+import { LockProvider, type LockAcquireRequest, type LockGrant } from '../lock-provider.interface.js';
+
+interface Waiter {
+  readonly owner: string;
+  readonly ttl: number;
+  readonly resolve: (grant: LockGrant | null) => void;
+  timer?: ReturnType<typeof setTimeout>;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+interface Entry {
+  owner: string | undefined;
+  expiresAt: number;
+  readonly waiters: Waiter[];
+  /** Wakes the head waiter when a holder's lease runs out; exists only while someone waits. */
+  expiryTimer?: ReturnType<typeof setTimeout>;
+}
+
+const now = (): number => performance.now();
+
+/**
+ * The default store: locks in this process's memory. It behaves like a real
+ * store (leases that expire, owner-checked release and extend, FIFO hand-off
+ * to waiters on release, fencing tokens), but it excludes callers of **one
+ * process only**: two replicas both enter. Use Redis or PostgreSQL for more.
+ *
+ * No timer runs for an uncontended lock: expiry is checked when the key is
+ * next touched. A key with waiters has one timer, for its holder's expiry.
+ *
+ * It doubles as a test double: {@link InMemoryLockProvider.hold} plays "another
+ * instance holds this lock".
+ */
+export class InMemoryLockProvider extends LockProvider {
+  readonly kind = 'memory';
+  private readonly entries = new Map<string, Entry>();
+  /** One counter for all keys: strictly increasing per key, and nothing to keep per key. */
+  private fence = 0;
+
+  async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
+    const { key, owner, ttl } = request;
+    let entry = this.entries.get(key);
+    if (entry) this.settle(entry, key);
+    entry = this.entries.get(key);
+    if (!entry) {
+      entry = { owner, expiresAt: now() + ttl, waiters: [] };
+      this.entries.set(key, entry);
+      return { fencingToken: ++this.fence };
+    }
+    if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) return null;
+    return new Promise<LockGrant | null>((resolve) => {
+      const waiter: Waiter = { owner, ttl, resolve };
+      const leave = (): void => {
+        const i = entry.waiters.indexOf(waiter);
+        if (i < 0) return;
+        entry.waiters.splice(i, 1);
+        this.cleanup(waiter);
+        if (entry.waiters.length === 0) this.disarm(entry, key);
+        resolve(null);
+      };
+      if (request.waitTimeout !== undefined) {
+        waiter.timer = setTimeout(leave, request.waitTimeout);
+        waiter.timer.unref?.();
+      }
+      if (request.signal) {
+        waiter.signal = request.signal;
+        waiter.onAbort = leave;
+        request.signal.addEventListener('abort', leave, { once: true });
+      }
+      entry.waiters.push(waiter);
+      this.arm(entry, key);
+    });
+  }
+
+  async extend(key: string, owner: string, ttl: number): Promise<boolean> {
+    const entry = this.entries.get(key);
+    if (!entry || entry.owner !== owner || entry.expiresAt <= now()) return false;
+    entry.expiresAt = now() + ttl;
+    if (entry.waiters.length > 0) this.arm(entry, key);
+    return true;
+  }
+
+  async release(key: string, owner: string): Promise<boolean> {
+    const entry = this.entries.get(key);
+    if (!entry || entry.owner !== owner) return false;
+    const wasLive = entry.expiresAt > now();
+    entry.owner = undefined;
+    this.settle(entry, key);
+    return wasLive;
+  }
+
+  async ping(): Promise<number> {
+    return 0;
+  }
+
+  async close(): Promise<void> {
+    for (const [key, entry] of this.entries) {
+      for (const waiter of entry.waiters.splice(0)) {
+        this.cleanup(waiter);
+        waiter.resolve(null);
+      }
+      this.disarm(entry, key);
+    }
+    this.entries.clear();
+  }
+
+  /**
+   * Test helper: holds `key` as "another instance" would, until the returned
+   * function is called (or `ttl` passes). Keys include the module's
+   * `keyPrefix` (default `'lock:'`).
+   *
+   * @example
+   * ```ts
+   * const release = await memory.hold('lock:payouts');
+   * await request(app.getHttpServer()).post('/payouts').expect(409);
+   * await release();
+   * ```
+   */
+  async hold(key: string, ttl = 2 ** 31 - 1): Promise<() => Promise<void>> {
+    const owner = `test-hold:${++this.fence}`;
+    const grant = await this.acquire({ key, owner, ttl, wait: false });
+    if (!grant) throw new Error(`InMemoryLockProvider.hold("${key}"): the key is already held.`);
+    return async () => {
+      await this.release(key, owner);
+    };
+  }
+
+  /** Test helper: whether `key` (prefix included) is held now. */
+  isHeld(key: string): boolean {
+    const entry = this.entries.get(key);
+    return !!entry && entry.owner !== undefined && entry.expiresAt > now();
+  }
+
+  /** Test helper: drops every lock and wakes every waiter with `null`. */
+  async reset(): Promise<void> {
+    await this.close();
+  }
+
+  /** Grants a free (released or expired) key to the head waiter, or forgets it. */
+  private settle(entry: Entry, key: string): void {
+    if (entry.owner !== undefined && entry.expiresAt > now()) return;
+    const next = entry.waiters.shift();
+    if (!next) {
+      this.disarm(entry, key);
+      this.entries.delete(key);
+      return;
+    }
+    this.cleanup(next);
+    entry.owner = next.owner;
+    entry.expiresAt = now() + next.ttl;
+    next.resolve({ fencingToken: ++this.fence, queued: true });
+    if (entry.waiters.length > 0) this.arm(entry, key);
+    else this.disarm(entry, key);
+  }
+
+  private arm(entry: Entry, key: string): void {
+    if (entry.expiryTimer !== undefined) clearTimeout(entry.expiryTimer);
+    entry.expiryTimer = setTimeout(
+      () => {
+        entry.expiryTimer = undefined;
+        if (this.entries.get(key) !== entry) return;
+        if (entry.owner !== undefined && entry.expiresAt > now()) this.arm(entry, key);
+        else this.settle(entry, key);
+      },
+      Math.max(0, entry.expiresAt - now()) + 1,
+    );
+    entry.expiryTimer.unref?.();
+  }
+
+  private disarm(entry: Entry, _key: string): void {
+    if (entry.expiryTimer !== undefined) clearTimeout(entry.expiryTimer);
+    entry.expiryTimer = undefined;
+  }
+
+  private cleanup(waiter: Waiter): void {
+    if (waiter.timer !== undefined) clearTimeout(waiter.timer);
+    if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
+  }
+}

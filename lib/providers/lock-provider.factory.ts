@@ -1,0 +1,24 @@
+import { InMemoryLockProvider } from './in-memory-lock.provider.js';
+import type { LockProvider } from '../lock-provider.interface.js';
+import type { LockModuleOptions } from '../lock-options.interface.js';
+import { assertModuleOptions } from '../lock-options.validation.js';
+
+const owned = new WeakSet<LockProvider>();
+
+/**
+ * Builds the store from module options: `provider` as given, else the
+ * in-memory default. Providers built here are closed by the module on
+ * shutdown; a `provider` you pass in stays yours.
+ */
+export async function createLockProvider(options: LockModuleOptions = {}): Promise<LockProvider> {
+  assertModuleOptions(options);
+  if (options.provider) return options.provider;
+  const provider = new InMemoryLockProvider();
+  owned.add(provider);
+  return provider;
+}
+
+/** Whether the module built `provider` (and so must close it). @internal */
+export function isOwnedProvider(provider: LockProvider): boolean {
+  return owned.has(provider);
+}

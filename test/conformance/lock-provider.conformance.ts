@@ -1,0 +1,219 @@
+/**
+ * The contract every LockProvider must keep, as a jest suite. Run it against
+ * a provider with:
+ *
+ *   describeLockProviderConformance('RedisLockProvider', async () => ({
+ *     provider: new RedisLockProvider({ redis: url }),
+ *     cleanup: async () => {},
+ *   }));
+ *
+ * Keys are unique per test, so suites can share a store.
+ */
+import { randomBytes } from 'node:crypto';
+import type { LockProvider } from '../../lib/index.js';
+
+export interface ConformanceTarget {
+  provider: LockProvider;
+  /** Called after the suite, after provider.close(). */
+  cleanup?: () => Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const token = () => randomBytes(16).toString('hex');
+
+export function describeLockProviderConformance(label: string, create: () => Promise<ConformanceTarget>): void {
+  describe(`LockProvider conformance: ${label}`, () => {
+    let target: ConformanceTarget;
+    let p: LockProvider;
+    let key: string;
+
+    beforeAll(async () => {
+      target = await create();
+      p = target.provider;
+    });
+    afterAll(async () => {
+      await p?.close();
+      await target?.cleanup?.();
+    });
+    beforeEach(() => {
+      key = `conformance:${token()}`;
+    });
+
+    const take = (k: string, owner: string, ttl = 30_000) => p.acquire({ key: k, owner, ttl, wait: false });
+
+    test('grants a free key, and refuses it to another owner while held', async () => {
+      const a = await take(key, 'a');
+      expect(a).not.toBeNull();
+      expect(typeof a!.fencingToken).toBe('number');
+      expect(await take(key, 'b')).toBeNull();
+      expect(await take(key, 'a')).toBeNull(); // not reentrant at store level: a new acquisition needs a free key
+    });
+
+    test('release frees the key for its owner only', async () => {
+      await take(key, 'a');
+      expect(await p.release(key, 'b')).toBe(false);
+      expect(await take(key, 'c')).toBeNull();
+      expect(await p.release(key, 'a')).toBe(true);
+      expect(await take(key, 'c')).not.toBeNull();
+      expect(await p.release(key, 'a')).toBe(false);
+    });
+
+    test('release of a key nobody holds answers false', async () => {
+      expect(await p.release(key, 'nobody')).toBe(false);
+    });
+
+    test('extend works for the owner only', async () => {
+      await take(key, 'a', 5_000);
+      expect(await p.extend(key, 'b', 5_000)).toBe(false);
+      expect(await p.extend(key, 'a', 5_000)).toBe(true);
+    });
+
+    test('a lease expires: the key is free after ttl, and the old owner can no longer extend it', async () => {
+      await take(key, 'a', 300);
+      expect(await take(key, 'b')).toBeNull();
+      await sleep(900);
+      const b = await take(key, 'b');
+      expect(b).not.toBeNull();
+      expect(await p.extend(key, 'a', 5_000)).toBe(false);
+      expect(await p.release(key, 'a')).toBe(false);
+      expect(await take(key, 'c')).toBeNull();
+    });
+
+    test('extend keeps a lock past its original ttl; a shorter extend shortens it', async () => {
+      await take(key, 'a', 600);
+      await sleep(300);
+      expect(await p.extend(key, 'a', 3_000)).toBe(true);
+      await sleep(600);
+      expect(await take(key, 'b')).toBeNull();
+      expect(await p.extend(key, 'a', 200)).toBe(true);
+      await sleep(700);
+      expect(await take(key, 'b')).not.toBeNull();
+    });
+
+    test('fencing tokens strictly increase across grants, releases and expiries', async () => {
+      const tokens: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const g = await take(key, `o${i}`);
+        tokens.push(g!.fencingToken);
+        await p.release(key, `o${i}`);
+      }
+      const g = await take(key, 'short', 200);
+      tokens.push(g!.fencingToken);
+      await sleep(600);
+      tokens.push((await take(key, 'after-expiry'))!.fencingToken);
+      for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
+    });
+
+    test('different keys never block each other', async () => {
+      expect(await take(`${key}:1`, 'a')).not.toBeNull();
+      expect(await take(`${key}:2`, 'b')).not.toBeNull();
+    });
+
+    test('a waiter is woken by release, long before the lease would end', async () => {
+      await take(key, 'holder', 30_000);
+      const started = Date.now();
+      const waiting = p.acquire({ key, owner: 'waiter', ttl: 30_000, wait: true });
+      await sleep(200);
+      await p.release(key, 'holder');
+      const grant = await waiting;
+      expect(grant).not.toBeNull();
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(await p.extend(key, 'waiter', 30_000)).toBe(true);
+    });
+
+    test('waiters are granted in arrival order (FIFO)', async () => {
+      await take(key, 'holder');
+      const order: string[] = [];
+      const waiters = ['w1', 'w2', 'w3'].map(async (owner, i) => {
+        await sleep(100 * i);
+        const g = await p.acquire({ key, owner, ttl: 30_000, wait: true });
+        order.push(owner);
+        expect(g).not.toBeNull();
+        await sleep(50);
+        await p.release(key, owner);
+      });
+      await sleep(600);
+      await p.release(key, 'holder');
+      await Promise.all(waiters);
+      expect(order).toEqual(['w1', 'w2', 'w3']);
+    });
+
+    test('a waiter is granted the key when the holder vanishes and its lease runs out', async () => {
+      await take(key, 'crashed', 500);
+      const started = Date.now();
+      const grant = await p.acquire({ key, owner: 'waiter', ttl: 30_000, wait: true, waitTimeout: 10_000 });
+      expect(grant).not.toBeNull();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+      expect(Date.now() - started).toBeLessThan(8_000);
+    });
+
+    test('waitTimeout bounds the wait, and the waiter leaves the queue', async () => {
+      await take(key, 'holder');
+      const started = Date.now();
+      const g = await p.acquire({ key, owner: 'impatient', ttl: 30_000, wait: true, waitTimeout: 300 });
+      const waited = Date.now() - started;
+      expect(g).toBeNull();
+      expect(waited).toBeGreaterThanOrEqual(250);
+      expect(waited).toBeLessThan(5_000);
+      const next = p.acquire({ key, owner: 'patient', ttl: 30_000, wait: true, waitTimeout: 10_000 });
+      await sleep(100);
+      await p.release(key, 'holder');
+      expect(await next).not.toBeNull();
+      expect(await p.extend(key, 'impatient', 1_000)).toBe(false);
+    });
+
+    test('waitTimeout 0 answers at once', async () => {
+      await take(key, 'holder');
+      const started = Date.now();
+      expect(await p.acquire({ key, owner: 'w', ttl: 30_000, wait: true, waitTimeout: 0 })).toBeNull();
+      expect(Date.now() - started).toBeLessThan(2_000);
+    });
+
+    test('an aborted wait resolves null and never takes the key', async () => {
+      await take(key, 'holder');
+      const ac = new AbortController();
+      const waiting = p.acquire({ key, owner: 'aborted', ttl: 30_000, wait: true, signal: ac.signal });
+      await sleep(150);
+      ac.abort();
+      expect(await waiting).toBeNull();
+      await p.release(key, 'holder');
+      await sleep(200);
+      expect(await p.extend(key, 'aborted', 1_000)).toBe(false);
+      expect(await take(key, 'fresh')).not.toBeNull();
+    });
+
+    test('an already aborted signal does not queue', async () => {
+      await take(key, 'holder');
+      const ac = new AbortController();
+      ac.abort();
+      expect(await p.acquire({ key, owner: 'w', ttl: 30_000, wait: true, signal: ac.signal })).toBeNull();
+    });
+
+    test('many concurrent waiters each get the key once, one at a time', async () => {
+      let inside = 0;
+      let maxInside = 0;
+      let entered = 0;
+      await Promise.all(
+        Array.from({ length: 12 }, async (_, i) => {
+          const owner = `c${i}`;
+          const g = await p.acquire({ key, owner, ttl: 30_000, wait: true, waitTimeout: 20_000 });
+          expect(g).not.toBeNull();
+          inside++;
+          entered++;
+          maxInside = Math.max(maxInside, inside);
+          await sleep(5);
+          inside--;
+          expect(await p.release(key, owner)).toBe(true);
+        }),
+      );
+      expect(entered).toBe(12);
+      expect(maxInside).toBe(1);
+    });
+
+    test('ping answers with a round-trip time', async () => {
+      const ms = await p.ping();
+      expect(typeof ms).toBe('number');
+      expect(ms).toBeGreaterThanOrEqual(0);
+    });
+  });
+}
