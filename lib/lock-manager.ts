@@ -238,8 +238,13 @@ export class LockManager {
     try {
       grant = await this.provider.acquire({ key, owner, ttl: o.ttl, wait, waitTimeout: o.waitTimeout, signal: o.signal });
     } catch (err) {
+      // Providers see keys, not names: put the lock name into the error the caller gets.
       const error =
-        err instanceof LockError ? err : new LockStoreError('acquire', err instanceof Error ? err.message : String(err), { lockName: name, cause: err });
+        err instanceof LockStoreError && err.lockName === undefined
+          ? new LockStoreError(err.operation, err.detail, { lockName: name, cause: err.cause ?? err })
+          : err instanceof LockError
+            ? err
+            : new LockStoreError('acquire', err instanceof Error ? err.message : String(err), { lockName: name, cause: err });
       this.emit({ type: 'store-error', name, operation: 'acquire', error });
       throw error;
     }

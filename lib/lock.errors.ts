@@ -55,6 +55,8 @@ export class LockAcquireError extends LockError {
 export class LockStoreError extends LockError {
   /** The operation that failed: `acquire`, `release`, `extend`, `ping`, ... */
   readonly operation: string;
+  /** What the store said, without the lock name. */
+  readonly detail: string;
 
   constructor(operation: string, detail: string, options?: { lockName?: string; cause?: unknown }) {
     super(
@@ -63,6 +65,7 @@ export class LockStoreError extends LockError {
       options,
     );
     this.operation = operation;
+    this.detail = detail;
   }
 }
 

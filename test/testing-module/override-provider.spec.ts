@@ -1,0 +1,54 @@
+import 'reflect-metadata';
+import { Controller, Module, Post, UseFilters, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import { InMemoryLockProvider, LockExceptionFilter, LockModule, LockProvider, LockService, Locked } from '../../lib/index.js';
+
+@Controller('reports')
+@UseFilters(new LockExceptionFilter())
+class ReportsController {
+  runs = 0;
+  @Post()
+  @Locked('reports')
+  build() {
+    return { runs: ++this.runs };
+  }
+}
+
+@Module({
+  imports: [LockModule.forRoot({ keyPrefix: 'lock:' })],
+  controllers: [ReportsController],
+})
+class AppModule {}
+
+describe('overrideProvider(LockProvider) in a test module', () => {
+  let app: INestApplication;
+  const memory = new InMemoryLockProvider();
+
+  beforeAll(async () => {
+    const ref = await Test.createTestingModule({ imports: [AppModule] }).overrideProvider(LockProvider).useValue(memory).compile();
+    app = ref.createNestApplication();
+    await app.init();
+  });
+  afterAll(() => app.close());
+
+  test('the app boots on the replacement', () => {
+    expect(app.get(LockProvider)).toBe(memory);
+    expect(app.get(LockService).provider).toBe(memory);
+  });
+
+  test('a route answers 409 while "another instance" holds its lock, and runs once it is free', async () => {
+    const release = await memory.hold('lock:reports');
+    await request(app.getHttpServer()).post('/reports').expect(409);
+    expect(memory.isHeld('lock:reports')).toBe(true);
+    await release();
+    const res = await request(app.getHttpServer()).post('/reports').expect(201);
+    expect(res.body).toEqual({ runs: 1 });
+  });
+
+  test('closing the app does not close a provider passed in by the test', async () => {
+    const release = await memory.hold('lock:other');
+    expect(memory.isHeld('lock:other')).toBe(true);
+    await release();
+  });
+});
