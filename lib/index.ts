@@ -1,5 +1,5 @@
 export { LockModule } from './lock.module.js';
-export { LOCK_MODULE_OPTIONS, type LockModuleExtras } from './lock.module-definition.js';
+export { LOCK_MODULE_OPTIONS, type LockModuleExtras, type LockOptionsFactory } from './lock.module-definition.js';
 export { LockService } from './lock.service.js';
 export { Locked, type LockedOptions, type LockNameFactory } from './locked.decorator.js';
 export { LockExceptionFilter, type LockExceptionFilterOptions, type LockErrorBody } from './lock-exception.filter.js';

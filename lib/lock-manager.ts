@@ -209,6 +209,7 @@ export class LockManager {
         this.emit({ type: 'skipped', name, reason: 'held' });
         return undefined;
       }
+      this.logger.debug(`Lock "${name}" is held elsewhere; the call fails with LockAcquireError.`);
       throw new LockAcquireError(name, 'held');
     }
     const handles = new Map(scope?.handles);

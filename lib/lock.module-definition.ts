@@ -13,5 +13,26 @@ export const {
   ASYNC_OPTIONS_TYPE: LOCK_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<LockModuleOptions>({ moduleName: 'Lock' })
   .setClassMethodName('forRoot')
+  .setFactoryMethodName('createLockOptions')
   .setExtras<LockModuleExtras>({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
   .build();
+
+/**
+ * A class that builds the module options, for `forRootAsync({ useClass })` or
+ * `forRootAsync({ useExisting })`.
+ *
+ * @example
+ * ```ts
+ * @Injectable()
+ * class LockConfig implements LockOptionsFactory {
+ *   constructor(private readonly config: ConfigService) {}
+ *   createLockOptions(): LockModuleOptions {
+ *     return { redis: this.config.getOrThrow('REDIS_URL'), ttl: 60_000 };
+ *   }
+ * }
+ * LockModule.forRootAsync({ imports: [ConfigModule], useClass: LockConfig })
+ * ```
+ */
+export interface LockOptionsFactory {
+  createLockOptions(): LockModuleOptions | Promise<LockModuleOptions>;
+}

@@ -41,3 +41,26 @@ describe('the sample app, as the README describes it', () => {
     expect(a.body.fencingToken).not.toBe(b.body.fencingToken);
   });
 });
+
+describe('the sample digest task', () => {
+  test('skips a tick quietly while "another instance" holds its lock, and runs once it is free', async () => {
+    const { SchedulerRegistry } = await import('@nestjs/schedule');
+    const { DigestTask } = await import('../../sample/digest/digest.task.js');
+    const memory = new InMemoryLockProvider();
+    const ref = await Test.createTestingModule({ imports: [AppModule] }).overrideProvider(LockProvider).useValue(memory).compile();
+    const app = ref.createNestApplication({ logger: false });
+    await app.init();
+    try {
+      const task = app.get(DigestTask);
+      const release = await memory.hold('lock:digest');
+      expect(await task.send()).toBeUndefined(); // skipped: no error thrown into the scheduler
+      await release();
+      await task.send();
+      expect(memory.isHeld('lock:digest')).toBe(true); // holdAtLeast keeps it for a few seconds
+      const jobs = app.get(SchedulerRegistry).getCronJobs();
+      expect(jobs.size).toBe(1); // the @Cron above @Locked is registered
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,1 @@
+export { LockHealthIndicator } from './lock.health.js';

@@ -1,0 +1,40 @@
+import 'reflect-metadata';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { InMemoryLockProvider, LockModule, LockService } from '../../lib/index.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('standalone use: createApplicationContext + withLock + close', () => {
+  test('the lock is released and the context closes; later calls are refused', async () => {
+    const memory = new InMemoryLockProvider();
+    @Module({ imports: [LockModule.forRoot({ provider: memory })] })
+    class ScriptModule {}
+    const app = await NestFactory.createApplicationContext(ScriptModule, { logger: false });
+    const locks = app.get(LockService);
+    const held = await locks.acquire('left-open'); // forgotten by the script: close() must release it
+    expect(await locks.withLock('job', async (lock) => lock.fencingToken)).toBeGreaterThan(0);
+    expect(memory.isHeld('lock:job')).toBe(false);
+    expect(memory.isHeld('lock:left-open')).toBe(true);
+    await app.close();
+    expect(memory.isHeld('lock:left-open')).toBe(false);
+    expect(held.held).toBe(false);
+    await expect(locks.acquire('after')).rejects.toThrow(/closed/);
+  });
+
+  test('the sample script runs under the lock and exits on its own (no handle left open)', () => {
+    const script = `${root}/dist/sample/standalone/rebuild-report.js`;
+    if (!existsSync(script)) throw new Error(`${script} is missing: run "npm run build:all" (npm test does) first`);
+    const env = { ...process.env };
+    delete env.REDIS_URL;
+    delete env.NODE_OPTIONS;
+    const run = spawnSync(process.execPath, [script], { env, encoding: 'utf8', timeout: 20_000 });
+    expect(run.error).toBeUndefined();
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toMatch(/rebuilt under fencing token \d+/);
+    expect(run.status).toBe(0);
+  });
+});
