@@ -82,6 +82,7 @@ export function assertModuleOptions(options: unknown): asserts options is LockMo
   }
   const o = options as Record<string, unknown>;
   for (const key of Object.keys(o)) {
+    if (o[key] === undefined) continue;
     if (!MODULE_KEYS.has(key)) {
       throw new LockOptionsError(`${where}: unknown option "${key}". Known options: ${[...MODULE_KEYS].join(', ')}.`);
     }

@@ -8,6 +8,7 @@ import {
 import { LockProvider } from './lock-provider.interface.js';
 import type { LockModuleOptions } from './lock-options.interface.js';
 import { assertModuleOptions } from './lock-options.validation.js';
+import { LockOptionsError } from './lock.errors.js';
 import { createLockProvider } from './providers/lock-provider.factory.js';
 import { LockService } from './lock.service.js';
 
@@ -40,8 +41,10 @@ import { LockService } from './lock.service.js';
 export class LockModule extends ConfigurableLockModule {
   /** Registers the module with static options (validated now). */
   static forRoot(options: typeof LOCK_OPTIONS_TYPE = {}): DynamicModule {
-    const { isGlobal: _isGlobal, ...moduleOptions } = options;
-    assertModuleOptions(moduleOptions);
+    assertModuleOptions(options === null || typeof options !== 'object' ? options : { ...options, isGlobal: undefined });
+    if (options.isGlobal !== undefined && typeof options.isGlobal !== 'boolean') {
+      throw new LockOptionsError(`LockModule options: isGlobal must be true or false, got ${typeof options.isGlobal}.`);
+    }
     return super.forRoot(options);
   }
 

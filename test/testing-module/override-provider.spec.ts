@@ -52,3 +52,33 @@ describe('overrideProvider(LockProvider) in a test module', () => {
     await release();
   });
 });
+
+describe('module-level checks', () => {
+  test('forRoot with options that are not an object fails with LockOptionsError', () => {
+    expect(() => LockModule.forRoot(null as unknown as object)).toThrow(/must be an object, got null/);
+    expect(() => LockModule.forRoot('redis://x' as unknown as object)).toThrow(/must be an object/);
+    expect(() => LockModule.forRoot({ isGlobal: 'yes' as unknown as boolean })).toThrow(/isGlobal must be true or false/);
+  });
+
+  test('with NODE_ENV=production the in-memory provider warns once at boot that locks do not span instances', async () => {
+    const { Logger } = await import('@nestjs/common');
+    const warnings: string[] = [];
+    const previous = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
+    const logger = { log() {}, error() {}, debug() {}, verbose() {}, warn: (m: unknown) => warnings.push(String(m)) };
+    Logger.overrideLogger(logger);
+    try {
+      for (let i = 0; i < 2; i++) {
+        const ref = await Test.createTestingModule({ imports: [LockModule.forRoot()] }).setLogger(logger).compile();
+        await ref.init();
+        await ref.close();
+      }
+    } finally {
+      process.env.NODE_ENV = previous;
+      Logger.overrideLogger(true);
+    }
+    const inMemory = warnings.filter((w) => w.includes('in-memory provider'));
+    expect(inMemory).toHaveLength(1);
+    expect(inMemory[0]).toContain('not other instances');
+  });
+});
