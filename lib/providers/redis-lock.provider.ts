@@ -23,6 +23,13 @@ export interface RedisLockProviderOptions {
   commandTimeout?: number;
   /** Pub/sub channel on which hand-offs are announced. Default `'nest-lock:grants'`. */
   channel?: string;
+  /**
+   * How long, in ms, a waiter's place in the queue lasts unless its process
+   * refreshes it (it does every third of this), and how long a hand-off lasts
+   * before the waiter confirms it. It bounds how long a waiter whose process
+   * died can hold up the queue. Default `max(5000, 3 × commandTimeout)`.
+   */
+  waiterLease?: number;
 }
 
 /** Default {@link RedisLockProviderOptions.commandTimeout}, in ms. */
@@ -140,15 +147,18 @@ export class RedisLockProvider extends LockProvider {
       throw new LockOptionsError('RedisLockProvider: options must be an object such as { redis: "redis://127.0.0.1:6379" }.');
     }
     const { redis, commandTimeout = DEFAULT_COMMAND_TIMEOUT, channel = 'nest-lock:grants' } = options;
-    if (!(typeof commandTimeout === 'number' && Number.isFinite(commandTimeout) && commandTimeout > 0)) {
-      throw new LockOptionsError(`RedisLockProvider: commandTimeout must be a finite number of milliseconds > 0, got ${String(commandTimeout)}.`);
+    const waiterLease = options.waiterLease ?? Math.max(5_000, 3 * commandTimeout);
+    for (const [name, value] of [['commandTimeout', commandTimeout], ['waiterLease', waiterLease]] as const) {
+      if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
+        throw new LockOptionsError(`RedisLockProvider: ${name} must be a finite number of milliseconds > 0, got ${String(value)}.`);
+      }
     }
     if (typeof channel !== 'string' || channel.length === 0) {
       throw new LockOptionsError('RedisLockProvider: channel must be a non-empty string.');
     }
     this.commandTimeout = commandTimeout;
     this.channel = channel;
-    this.waiterLease = Math.max(5_000, 3 * commandTimeout);
+    this.waiterLease = Math.ceil(waiterLease);
     if (isClient(redis)) {
       this.client = redis;
       this.ownsClient = false;
