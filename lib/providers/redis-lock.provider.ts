@@ -93,9 +93,13 @@ function isCluster(client: Client): client is Cluster {
   return (client as { isCluster?: boolean }).isCluster === true;
 }
 
+/** What went wrong, in words; never the connection URL (it may hold a password). */
 function errorDetail(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  return `Redis answered with an error (${message})`;
+  if (/Stream isn't writeable|Connection is closed|max retries per request/i.test(message)) {
+    return `not connected to Redis (${message})`;
+  }
+  return `the Redis call failed (${message})`;
 }
 
 /**
