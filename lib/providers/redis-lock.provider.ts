@@ -425,17 +425,19 @@ export class RedisLockProvider extends LockProvider {
     return pending;
   }
 
+  /** QUIT (bounded), then disconnect; resolves when the connection has ended. */
   private async quit(client: Client): Promise<void> {
+    if (client.status === 'end') return;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.commandTimeout)));
     try {
-      if (client.status === 'ready') {
-        await Promise.race([client.quit(), new Promise((r) => (timer = setTimeout(r, this.commandTimeout)))]);
-      }
+      if (client.status === 'ready') await Promise.race([client.quit(), bound]);
     } catch {
       // disconnect below
-    } finally {
-      clearTimeout(timer);
-      if (client.status !== 'end') client.disconnect();
     }
+    if ((client.status as string) !== 'end') client.disconnect();
+    await Promise.race([ended, bound]);
+    clearTimeout(timer);
   }
 }
