@@ -10,6 +10,7 @@ import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { LockExceptionFilter, LockModule, LockProvider, LockService, Locked, RedisLockProvider } from '../../lib/index.js';
+import { RedisServer } from './redis-server.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const keyPrefix = `http:${randomBytes(4).toString('hex')}:`;
@@ -23,7 +24,7 @@ class JobController {
   }
 }
 
-async function app(options: { filter?: boolean; redis?: Redis } = {}): Promise<INestApplication> {
+async function app(options: { filter?: boolean; redis?: Redis | string } = {}): Promise<INestApplication> {
   @Module({ imports: [LockModule.forRoot({ redis: options.redis ?? url, keyPrefix, commandTimeout: 1_000 })], controllers: [JobController] })
   class AppModule {}
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
@@ -88,4 +89,41 @@ describe('connection ownership', () => {
     expect(await mine.ping()).toBe('PONG');
     await mine.quit();
   });
+});
+
+test('application shutdown releases the locks the instance still holds', async () => {
+  const x = await app();
+  const held = await x.get(LockService).acquire('shutdown', { ttl: 60_000 });
+  const redis = new Redis(url);
+  try {
+    expect(await redis.exists(`{${keyPrefix}shutdown}`)).toBe(1);
+    await x.close();
+    expect(held.held).toBe(false);
+    expect(await redis.exists(`{${keyPrefix}shutdown}`)).toBe(0);
+  } finally {
+    await redis.quit();
+  }
+});
+
+test('Redis down: 503 with LockExceptionFilter, within the command timeout; 201 again once it is back', async () => {
+  const server = await RedisServer.start();
+  const x = await app({ redis: server.url, filter: true });
+  try {
+    await request(x.getHttpServer()).post('/job').expect(201);
+    await server.kill();
+    const started = Date.now();
+    const res = await request(x.getHttpServer()).post('/job').expect(503);
+    expect(Date.now() - started).toBeLessThan(1_000 + 1_000);
+    expect(res.body.message).toContain('Lock store failed during acquire');
+    await server.launch();
+    const deadline = Date.now() + 10_000;
+    let status = 0;
+    while (status !== 201 && Date.now() < deadline) {
+      status = (await request(x.getHttpServer()).post('/job')).status;
+    }
+    expect(status).toBe(201);
+  } finally {
+    await x.close();
+    await server.stop();
+  }
 });
