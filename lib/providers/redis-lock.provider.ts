@@ -188,7 +188,7 @@ export class RedisLockProvider extends LockProvider {
       const reply = await this.attempt(request.key, request.owner, ttl, false);
       return reply[0] === 1 ? { fencingToken: Number(reply[1]) } : null;
     }
-    await this.subscribe();
+    await this.subscribe(request.key);
     return this.wait(request, ttl);
   }
 
@@ -330,24 +330,23 @@ export class RedisLockProvider extends LockProvider {
   }
 
   /** Opens the shared subscriber connection once; a waiter must be subscribed before it queues. */
-  private subscribe(): Promise<void> {
+  private subscribe(key: string): Promise<void> {
+    if (this.closed) return Promise.reject(new LockStoreError('acquire', `the Redis lock provider is closed (key "${key}")`));
     if (!this.subscribed) {
-      const attempt = this.call('subscribe', undefined, async () => {
-        if (!this.subscriber) {
-          const sub =
-            isCluster(this.client)
-              ? this.client.duplicate()
-              : this.client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, autoResubscribe: true });
-          sub.on('error', noop);
-          sub.on('message', (channel: string, message: string) => {
-            if (channel !== this.channel) return;
-            const waiter = this.waiters.get(message);
-            if (waiter) this.check(waiter);
-          });
-          this.subscriber = sub;
-        }
-        await this.subscriber.subscribe(this.channel);
-      });
+      if (!this.subscriber) {
+        const sub = isCluster(this.client)
+          ? this.client.duplicate()
+          : this.client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, autoResubscribe: true });
+        sub.on('error', noop);
+        sub.on('message', (channel: string, message: string) => {
+          if (channel !== this.channel) return;
+          const waiter = this.waiters.get(message);
+          if (waiter) this.check(waiter);
+        });
+        this.subscriber = sub;
+      }
+      const sub = this.subscriber;
+      const attempt = this.call('acquire', key, async () => void (await sub.subscribe(this.channel)), sub, 'subscribing to hand-off notices');
       this.subscribed = attempt;
       attempt.catch(() => {
         if (this.subscribed === attempt) this.subscribed = undefined;
@@ -377,12 +376,17 @@ export class RedisLockProvider extends LockProvider {
    * Waiting for the connection counts against the timeout; a call that timed
    * out while waiting is never sent.
    */
-  private async call<T>(operation: string, key: string | undefined, fn: (client: Client) => Promise<T>): Promise<T> {
-    const where = key === undefined ? '' : ` (key "${key}")`;
+  private async call<T>(
+    operation: string,
+    key: string | undefined,
+    fn: (client: Client) => Promise<T>,
+    client: Client = this.client,
+    step?: string,
+  ): Promise<T> {
+    const where = `${key === undefined ? '' : ` (key "${key}")`}${step === undefined ? '' : `, ${step}`}`;
     if (this.closed && operation !== 'leave') {
       throw new LockStoreError(operation, `the Redis lock provider is closed${where}`);
     }
-    const client = operation === 'subscribe' ? (this.subscriber ?? this.client) : this.client;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
     const timeout = new Promise<never>((_, reject) => {
