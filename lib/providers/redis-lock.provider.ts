@@ -182,6 +182,7 @@ export class RedisLockProvider extends LockProvider {
     }
   }
 
+  /** {@inheritDoc LockProvider.acquire} */
   async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
     const ttl = Math.max(1, Math.ceil(request.ttl));
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
@@ -192,6 +193,7 @@ export class RedisLockProvider extends LockProvider {
     return this.wait(request, ttl);
   }
 
+  /** {@inheritDoc LockProvider.extend} */
   async extend(key: string, owner: string, ttl: number): Promise<boolean> {
     const reply = await this.call('extend', key, (c) =>
       this.evalScript(c, SCRIPTS.extend, [lockKeys(key)[0]], [owner, Math.max(1, Math.ceil(ttl))]),
@@ -199,16 +201,19 @@ export class RedisLockProvider extends LockProvider {
     return Number(reply) === 1;
   }
 
+  /** {@inheritDoc LockProvider.release} */
   async release(key: string, owner: string): Promise<boolean> {
     return Number(await this.run('release', key, SCRIPTS.release, [owner])) === 1;
   }
 
+  /** {@inheritDoc LockProvider.ping} */
   async ping(): Promise<number> {
     const started = now();
     await this.call('ping', undefined, (c) => c.ping());
     return now() - started;
   }
 
+  /** Resolves local waiters with `null` (they leave the queue), closes the subscriber connection, and quits the main connection if the provider opened it. A client you passed in stays open. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
