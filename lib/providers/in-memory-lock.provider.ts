@@ -147,8 +147,9 @@ export class InMemoryLockProvider extends LockProvider {
     }
     this.cleanup(next);
     entry.owner = next.owner;
-    entry.expiresAt = now() + next.ttl;
-    next.resolve({ fencingToken: ++this.fence, queued: true });
+    const leaseStartedAt = now();
+    entry.expiresAt = leaseStartedAt + next.ttl;
+    next.resolve({ fencingToken: ++this.fence, queued: true, leaseStartedAt });
     if (entry.waiters.length > 0) this.arm(entry, key);
     else this.disarm(entry, key);
   }
