@@ -163,7 +163,7 @@ export class InMemoryLockProvider extends LockProvider {
         if (entry.owner !== undefined && entry.expiresAt > now()) this.arm(entry, key);
         else this.settle(entry, key);
       },
-      Math.max(0, entry.expiresAt - now()) + 1,
+      Math.min(2 ** 31 - 1, Math.max(0, entry.expiresAt - now()) + 1), // longer waits re-arm
     );
     entry.expiryTimer.unref?.();
   }
