@@ -1,5 +1,6 @@
 import type { LockProvider } from './lock-provider.interface.js';
 import type { LockEvent } from './lock-events.interface.js';
+import type { PostgresConnection, PostgresLockProviderOptions } from './providers/postgres-lock.provider.js';
 
 /**
  * What happens when a lock is already held by another caller:
@@ -53,6 +54,24 @@ export interface LockModuleOptions {
    * `Test.createTestingModule(...).overrideProvider(LockProvider)` replaces it too.
    */
   provider?: LockProvider;
+  /**
+   * Keep locks in PostgreSQL (one row per lock): a connection string, a
+   * `pg.PoolConfig`, a `pg.Pool` the app already has (left open on shutdown),
+   * or full {@link PostgresLockProviderOptions} (`{ connection, tableName, createTable }`).
+   * Needs the optional peer dependency `pg`. The module builds a
+   * `PostgresLockProvider` and closes it on shutdown.
+   *
+   * @example
+   * ```ts
+   * LockModule.forRoot({ postgres: process.env.DATABASE_URL, commandTimeout: 2_000 })
+   * ```
+   */
+  postgres?: PostgresConnection | PostgresLockProviderOptions;
+  /**
+   * Upper bound in ms on every call to the store (Redis or PostgreSQL); past
+   * it the call fails with `LockStoreError`. Default `5000`.
+   */
+  commandTimeout?: number;
   /** Prefix of every store key, so lock keys never collide with the app's own. Default `'lock:'`. */
   keyPrefix?: string;
   /** Default lease in ms. Default `30000`. */
