@@ -226,6 +226,8 @@ export class PostgresLockProvider extends LockProvider {
   private closed = false;
   private readonly queues = new Map<string, Queue>();
   private readonly pending = new Set<Promise<unknown>>();
+  /** Queue entries whose removal failed (database away): removed after the next call that succeeds. */
+  private readonly orphans: string[] = [];
 
   private listener?: Client;
   private listening?: Promise<Client>;
@@ -398,9 +400,18 @@ export class PostgresLockProvider extends LockProvider {
     if (waiter.ticket !== undefined) this.dropTickets([waiter.ticket]);
   }
 
+  /**
+   * Removes queue entries of waiters that left. When the database is away,
+   * they are kept and removed after the next call that succeeds, so that a
+   * dead entry does not hold the queue back for its whole lease.
+   */
   private dropTickets(tickets: string[]): void {
     if (this.closed || tickets.length === 0) return;
-    void this.track(this.bounded('acquire', undefined, () => this.query(this.sql.dequeue, [tickets, this.names.raw])).catch(() => undefined));
+    void this.track(
+      this.bounded('acquire', undefined, () => this.query(this.sql.dequeue, [tickets, this.names.raw])).catch(() => {
+        this.orphans.push(...tickets);
+      }),
+    );
   }
 
   /** Lets the head of the local queue for `key` try again (once at a time). */
@@ -584,6 +595,7 @@ export class PostgresLockProvider extends LockProvider {
   private async query(text: string, values?: unknown[]): Promise<QueryResultRow[]> {
     const pool = await this.ready();
     const result = await pool.query({ text, values, query_timeout: this.commandTimeout } as never);
+    if (this.orphans.length > 0) this.dropTickets(this.orphans.splice(0));
     return (result as { rows: QueryResultRow[] }).rows;
   }
 

@@ -2,7 +2,7 @@
  * Store failures of PostgresLockProvider: an unreachable or silent database,
  * a statement stuck behind a row lock, connections the server drops, close().
  */
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { LockManager, LockStoreError, PostgresLockProvider, type LockProvider } from '../../lib/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from './pg-test-env.js';
@@ -176,4 +176,73 @@ describe('PostgresLockProvider against a live database', () => {
     expect((await pool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
     await pool.end();
   });
+});
+
+/** A TCP proxy to PostgreSQL that the test can take down and bring back: a database outage, without touching the server. */
+class Outage {
+  private server?: Server;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+
+  async up(): Promise<void> {
+    this.server = createServer((client) => {
+      const upstream = connect(5432, '127.0.0.1');
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => {
+          this.sockets.delete(s);
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((r) => this.server!.listen(this.port, '127.0.0.1', r));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+
+  async down(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const s of this.sockets) s.destroy();
+    await new Promise((r) => (server ? server.close(r) : r(undefined)));
+  }
+}
+
+describe('PostgresLockProvider through a database outage', () => {
+  const outage = new Outage();
+  let p: PostgresLockProvider;
+  let direct: PostgresLockProvider;
+
+  beforeAll(async () => {
+    await outage.up();
+    p = new PostgresLockProvider({ connection: `postgres://postgres@127.0.0.1:${outage.port}/test`, tableName: table, commandTimeout: 1_000 });
+    direct = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table });
+  });
+  afterAll(async () => {
+    await p.close();
+    await direct.close();
+    await outage.down();
+  });
+
+  test('while the database is away: LockStoreError within the bound, waiters included; after it is back: locks and wake-ups work again', async () => {
+    expect(await direct.acquire({ key: 'lock:outage', owner: 'h1', ttl: 30_000, wait: false })).not.toBeNull();
+    const waiting = p.acquire({ key: 'lock:outage', owner: 'w1', ttl: 30_000, wait: true });
+    await sleep(300);
+    await outage.down();
+    await storeErrorWithin(waiting, 4_000);
+    await storeErrorWithin(p.acquire({ key: 'lock:outage:2', owner: 'a', ttl: 1_000, wait: false }), 2_500);
+    await storeErrorWithin(p.ping(), 2_500);
+
+    await outage.up();
+    expect(await eventually(() => p.acquire({ key: 'lock:outage:2', owner: 'b', ttl: 1_000, wait: false }))).not.toBeNull();
+    const next = p.acquire({ key: 'lock:outage', owner: 'w2', ttl: 30_000, wait: true, waitTimeout: 20_000 });
+    await sleep(300);
+    const releasedAt = Date.now();
+    expect(await direct.release('lock:outage', 'h1')).toBe(true);
+    expect(await next).toEqual(expect.objectContaining({ queued: true }));
+    // Woken by NOTIFY, and not held back by the queue entry of the waiter the outage failed.
+    expect(Date.now() - releasedAt).toBeLessThan(2_000);
+  }, 30_000);
 });
