@@ -9,6 +9,7 @@ export {
   PostgresLockProvider,
   DEFAULT_POSTGRES_LOCK_TABLE,
   DEFAULT_POSTGRES_COMMAND_TIMEOUT,
+  POSTGRES_LOCK_SCHEMA_SQL,
   type PostgresLockProviderOptions,
   type PostgresConnection,
 } from './providers/postgres-lock.provider.js';

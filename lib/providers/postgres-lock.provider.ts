@@ -90,6 +90,12 @@ CREATE INDEX IF NOT EXISTS ${n.index} ON ${n.waiters} (name, ticket);
 `;
 }
 
+/**
+ * The SQL that creates the default tables (`nest_locks`, `nest_locks_waiters`),
+ * for migrations; same as `PostgresLockProvider.schemaSql()`.
+ */
+export const POSTGRES_LOCK_SCHEMA_SQL: string = schemaSqlFor(tableNames(DEFAULT_POSTGRES_LOCK_TABLE));
+
 /** The statements of one provider, built once from its table names. */
 function statements(n: TableNames) {
   const ms = `* interval '1 millisecond'`;
@@ -224,6 +230,7 @@ export class PostgresLockProvider extends LockProvider {
   private pool?: Pool;
   private schema?: Promise<void>;
   private closed = false;
+  private poolEnded = false;
   private readonly queues = new Map<string, Queue>();
   private readonly pending = new Set<Promise<unknown>>();
   /** Queue entries whose removal failed (database away): removed after the next call that succeeds. */
@@ -323,7 +330,10 @@ export class PostgresLockProvider extends LockProvider {
     const listener = this.listener;
     this.listener = undefined;
     await listener?.end().catch(() => undefined);
-    if (this.ownsPool) await this.pool?.end().catch(() => undefined);
+    if (this.ownsPool) {
+      this.poolEnded = true;
+      await this.pool?.end().catch(() => undefined);
+    }
   }
 
   // ---------------------------------------------------------------- waiting
@@ -541,7 +551,7 @@ export class PostgresLockProvider extends LockProvider {
     });
     try {
       await client.connect();
-      await client.query(`LISTEN "${this.names.raw}"`);
+      await client.query({ text: `LISTEN "${this.names.raw}"`, query_timeout: this.commandTimeout } as never);
     } catch (err) {
       client.end().catch(() => undefined);
       throw err;
@@ -627,6 +637,8 @@ export class PostgresLockProvider extends LockProvider {
 
   /** The pool, with the tables created (once, on first use). */
   private async ready(): Promise<Pool> {
+    // After close(), never open a new pool, nor use the one it ended.
+    if (this.closed && (!this.pool || this.poolEnded)) throw new Error('the provider is closed');
     if (!this.pool) {
       if (isPool(this.connection)) {
         this.pool = this.connection;
@@ -670,7 +682,8 @@ export class PostgresLockProvider extends LockProvider {
     return {
       ...given,
       connectionTimeoutMillis: given.connectionTimeoutMillis ?? this.commandTimeout,
-      statement_timeout: given.statement_timeout ?? this.commandTimeout,
+      // A little under the bound, so the server cancels a stuck statement (and says so) before the client gives up on it.
+      statement_timeout: given.statement_timeout ?? Math.max(1, Math.floor(this.commandTimeout * 0.9)),
       keepAlive: given.keepAlive ?? true,
       application_name: given.application_name ?? 'nest-lock',
     };
