@@ -129,8 +129,17 @@ SELECT (SELECT fencing_token FROM granted)::float8 AS token,
   (SELECT CASE WHEN l.owner IS NOT NULL AND l.expires_at > clock_timestamp()
      THEN extract(epoch FROM l.expires_at - clock_timestamp()) * 1000 END FROM ${n.locks} l WHERE l.name = $1)::float8 AS held_ms,
   (SELECT extract(epoch FROM ahead.soonest - clock_timestamp()) * 1000 FROM ahead)::float8 AS ahead_ms`,
-    extend: `UPDATE ${n.locks} SET expires_at = clock_timestamp() + $3::float8 ${ms}
-WHERE name = $1 AND owner = $2 AND expires_at > clock_timestamp() RETURNING 1 AS ok`,
+    /*
+     * Extend. When it shortens the lease (`holdAtLeast` on release), waiters
+     * are told, so that they look again at the new end instead of the old one.
+     */
+    extend: `WITH old AS (
+  SELECT expires_at FROM ${n.locks} WHERE name = $1 AND owner = $2 AND expires_at > clock_timestamp() FOR UPDATE
+), u AS (
+  UPDATE ${n.locks} l SET expires_at = clock_timestamp() + $3::float8 ${ms} FROM old
+  WHERE l.name = $1 AND l.owner = $2 RETURNING l.expires_at < old.expires_at AS shorter
+)
+SELECT CASE WHEN u.shorter THEN pg_notify($4, $1) END IS NULL AS ok FROM u`,
     /*
      * Release keeps the row, with owner NULL: the row carries the name's
      * fencing counter, so the next grant's token is still greater than every
@@ -292,7 +301,7 @@ export class PostgresLockProvider extends LockProvider {
   }
 
   async extend(key: string, owner: string, ttl: number): Promise<boolean> {
-    const rows = await this.bounded('extend', key, () => this.query(this.sql.extend, [key, owner, ttl]));
+    const rows = await this.bounded('extend', key, () => this.query(this.sql.extend, [key, owner, ttl, this.names.raw]));
     return rows.length > 0;
   }
 
