@@ -221,6 +221,7 @@ const message = (err: unknown): string => (err instanceof Error ? err.message ||
  * ```
  */
 export class PostgresLockProvider extends LockProvider {
+  /** `'postgres'`. */
   readonly kind = 'postgres';
   /** The bound on every database call, in ms. */
   readonly commandTimeout: number;
@@ -292,6 +293,12 @@ export class PostgresLockProvider extends LockProvider {
     return schemaSqlFor(tableNames(tableName));
   }
 
+  /**
+   * One statement when the lock is free (or its lease ended). A waiting call
+   * takes a ticket in the waiters table and is woken by NOTIFY, by the
+   * holder's lease end, or after the listen connection reconnected.
+   * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
+   */
   async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
     const { key, owner, ttl } = request;
     const first = await this.bounded('acquire', key, () => this.attempt(key, owner, ttl, null));
@@ -300,11 +307,21 @@ export class PostgresLockProvider extends LockProvider {
     return this.wait(request);
   }
 
+  /**
+   * Sets the lease to end `ttl` ms from now, on the database's clock; a
+   * shorter lease notifies waiters.
+   * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
+   */
   async extend(key: string, owner: string, ttl: number): Promise<boolean> {
     const rows = await this.bounded('extend', key, () => this.query(this.sql.extend, [key, owner, ttl, this.names.raw]));
     return rows.length > 0;
   }
 
+  /**
+   * Frees the row (it stays, with its fencing counter) and sends NOTIFY in
+   * the same statement.
+   * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
+   */
   async release(key: string, owner: string): Promise<boolean> {
     const rows = await this.bounded('release', key, () => this.query(this.sql.release, [key, owner, this.names.raw]));
     // Our own waiters need not wait for the NOTIFY round trip.
@@ -312,12 +329,22 @@ export class PostgresLockProvider extends LockProvider {
     return rows.length > 0 && rows[0].live === true;
   }
 
+  /**
+   * `SELECT 1` round trip, in ms.
+   * @throws {LockStoreError} when PostgreSQL does not answer within `commandTimeout`.
+   */
   async ping(): Promise<number> {
     const started = performance.now();
     await this.bounded('ping', undefined, () => this.query('SELECT 1'));
     return performance.now() - started;
   }
 
+  /**
+   * Resolves queued waiters `null` (and removes their tickets), waits for
+   * calls in flight, ends the LISTEN connection, and ends the pool if the
+   * provider opened it (a `pg.Pool` you passed stays open). Calls after it
+   * fail with {@link LockStoreError}.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

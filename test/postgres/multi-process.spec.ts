@@ -87,9 +87,10 @@ describe('PostgreSQL provider across processes', () => {
   }, 40_000);
 
   test('@Cron("* * * * * *") + @Locked on 3 processes runs each tick once', async () => {
-    const until = Date.now() + 7_000;
-    for (let i = 0; i < 3; i++) workers.push(startWorker('cron', table, { UNTIL: String(until) }));
+    for (let i = 0; i < 3; i++) workers.push(startWorker('cron', table));
     await Promise.all(workers.map((w) => w.ready(20_000)));
+    const until = Date.now() + 5_500;
+    for (const w of workers) w.child.send(String(until));
     const codes = await Promise.all(workers.map((w) => w.exited));
     expect(codes).toEqual([0, 0, 0]);
     const rows = await sql<{ second: string; runs: number; pids: number }>(
