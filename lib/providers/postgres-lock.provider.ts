@@ -665,7 +665,11 @@ export class PostgresLockProvider extends LockProvider {
       return await Promise.race([fn(), timeout]);
     } catch (err) {
       if (err instanceof LockStoreError || err instanceof LockOptionsError) throw err;
-      throw new LockStoreError(operation, `PostgreSQL: ${message(err)}${where}`, { cause: err });
+      const hint =
+        (err as { code?: unknown })?.code === '42P01'
+          ? ` (create the lock tables with PostgresLockProvider.schemaSql(${JSON.stringify(this.tableName)}), or set createTable: true)`
+          : '';
+      throw new LockStoreError(operation, `PostgreSQL: ${message(err)}${hint}${where}`, { cause: err });
     } finally {
       clearTimeout(timer);
     }

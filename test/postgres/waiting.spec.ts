@@ -1,6 +1,6 @@
 /** PostgreSQL-specific waiting behaviour, beyond the shared conformance suite. */
 import { PostgresLockProvider } from '../../lib/index.js';
-import { dropLockTables, POSTGRES_URL, uniqueTable } from './pg-test-env.js';
+import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from './pg-test-env.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const table = uniqueTable('wait');
@@ -49,6 +49,20 @@ describe('PostgresLockProvider waiting', () => {
     await a.release('fifo', 'h');
     await Promise.all(waits);
     expect(order).toEqual(['w0', 'w1', 'w2', 'w3', 'w4']);
+  });
+
+  test('the queue entry of a waiter that crashed holds the queue back only until its lease ends', async () => {
+    expect(await a.acquire({ key: 'crashed-waiter', owner: 'h', ttl: 30_000, wait: false })).not.toBeNull();
+    // What a waiter leaves behind when its process dies: a ticket nobody renews (here with a 1.5 s lease).
+    await sql(`INSERT INTO "${table}_waiters" (name, owner, expires_at) VALUES ('crashed-waiter', 'dead', clock_timestamp() + interval '1500 ms')`);
+    const started = Date.now();
+    const waiting = b.acquire({ key: 'crashed-waiter', owner: 'alive', ttl: 30_000, wait: true, waitTimeout: 15_000 });
+    await sleep(200);
+    expect(await a.release('crashed-waiter', 'h')).toBe(true);
+    expect(await waiting).not.toBeNull();
+    const waited = Date.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(1_200);
+    expect(waited).toBeLessThan(5_000);
   });
 
   test('a waiter that gives up leaves the queue: the next one, in another process, is not held back by it', async () => {
