@@ -244,7 +244,9 @@ export class LockManager {
       throw error;
     }
     if (!grant) return null;
-    const lock = new HeldLock(name, key, owner, grant.fencingToken, o, this.context, requestedAt);
+    // A queued grant's lease began when the store granted it, after the wait, not at the request.
+    const leaseFrom = grant.queued ? now() : requestedAt;
+    const lock = new HeldLock(name, key, owner, grant.fencingToken, o, this.context, leaseFrom);
     if (this.closed) {
       await lock.release();
       throw new LockError(`Lock "${name}" was granted after the lock manager closed (application shutdown); released it.`, { lockName: name });
