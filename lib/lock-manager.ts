@@ -244,9 +244,7 @@ export class LockManager {
       throw error;
     }
     if (!grant) return null;
-    // A queued grant's lease began when the store granted it, after the wait, not at the request.
-    const leaseFrom = grant.queued ? now() : requestedAt;
-    const lock = new HeldLock(name, key, owner, grant.fencingToken, o, this.context, leaseFrom);
+    const lock = new HeldLock(name, key, owner, grant.fencingToken, o, this.context, requestedAt);
     if (this.closed) {
       await lock.release();
       throw new LockError(`Lock "${name}" was granted after the lock manager closed (application shutdown); released it.`, { lockName: name });
