@@ -184,6 +184,8 @@ interface Queue {
   busy: boolean;
   again: boolean;
   failures: number;
+  /** When the failed attempt was sent: if it committed after all, the lease started then. */
+  failedAt?: number;
   wake?: ReturnType<typeof setTimeout>;
 }
 
@@ -482,9 +484,12 @@ export class PostgresLockProvider extends LockProvider {
     queue.again = false;
     this.disarm(queue);
     let next: number | undefined;
+    const sent = performance.now(); // the lease starts on the server after this
     try {
       const r = await this.bounded('acquire', key, () => this.attempt(key, head.owner, head.ttl, head.ticket!));
+      const leaseStartedAt = r.token === null ? (queue.failedAt ?? sent) : sent;
       queue.failures = 0;
+      queue.failedAt = undefined;
       const token = r.token ?? r.mine;
       if (token !== null) {
         const i = queue.waiters.indexOf(head);
@@ -493,7 +498,7 @@ export class PostgresLockProvider extends LockProvider {
           // It gave up while its turn came: hand the lock on.
           void this.track(this.release(key, head.owner).catch(() => undefined));
         } else {
-          head.settle({ fencingToken: token, queued: true });
+          head.settle({ fencingToken: token, queued: true, leaseStartedAt });
         }
         // The next one looks again when the new holder's lease would end (if it never releases).
         next = head.ttl;
@@ -503,9 +508,11 @@ export class PostgresLockProvider extends LockProvider {
     } catch (err) {
       if (queue.failures++ === 0) {
         // One retry: a connection the database dropped is often replaced at once.
+        queue.failedAt = sent;
         next = 250;
       } else {
         queue.failures = 0;
+        queue.failedAt = undefined;
         const failed = queue.waiters.splice(0);
         for (const waiter of failed) waiter.settle(err as Error);
         this.dropTickets(failed.map((w) => w.ticket!));

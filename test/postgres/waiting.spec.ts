@@ -1,5 +1,5 @@
 /** PostgreSQL-specific waiting behaviour, beyond the shared conformance suite. */
-import { PostgresLockProvider } from '../../lib/index.js';
+import { LockManager, PostgresLockProvider } from '../../lib/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from './pg-test-env.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -63,6 +63,18 @@ describe('PostgresLockProvider waiting', () => {
     const waited = Date.now() - started;
     expect(waited).toBeGreaterThanOrEqual(1_200);
     expect(waited).toBeLessThan(5_000);
+  });
+
+  test('a lock granted after a wait longer than its ttl is held and renewed (the lease counts from the grant)', async () => {
+    const manager = new LockManager({ provider: b });
+    expect(await a.acquire({ key: 'lock:long-wait', owner: 'h', ttl: 30_000, wait: false })).not.toBeNull();
+    setTimeout(() => void a.release('lock:long-wait', 'h'), 900);
+    const lock = await manager.acquire('long-wait', { ttl: 500, waitTimeout: 10_000 });
+    await sleep(1_000);
+    expect(lock.held).toBe(true);
+    expect(await a.acquire({ key: 'lock:long-wait', owner: 'thief', ttl: 1_000, wait: false })).toBeNull();
+    expect(await lock.release()).toBe(true);
+    await manager.close();
   });
 
   test('a waiter that gives up leaves the queue: the next one, in another process, is not held back by it', async () => {
