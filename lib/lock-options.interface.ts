@@ -68,8 +68,10 @@ export interface LockModuleOptions {
    */
   postgres?: PostgresConnection | PostgresLockProviderOptions;
   /**
-   * Upper bound in ms on every call to the store (Redis or PostgreSQL); past
-   * it the call fails with `LockStoreError`. Default `5000`.
+   * Upper bound in ms on every call to the store (acquire, release, extend,
+   * ping), also while the client reconnects. Past it the call fails with
+   * {@link LockStoreError} instead of hanging. Default `2000`. Not used by the
+   * in-memory store.
    */
   commandTimeout?: number;
   /** Prefix of every store key, so lock keys never collide with the app's own. Default `'lock:'`. */

@@ -22,7 +22,7 @@ export interface PostgresLockProviderOptions {
   tableName?: string;
   /**
    * Upper bound in ms on every call to the database (connect, statement,
-   * answer). Past it the call fails with {@link LockStoreError}. Default `5000`.
+   * answer). Past it the call fails with {@link LockStoreError}. Default `2000`.
    */
   commandTimeout?: number;
   /**
@@ -36,7 +36,7 @@ export interface PostgresLockProviderOptions {
 /** Default lock table of {@link PostgresLockProvider}. */
 export const DEFAULT_POSTGRES_LOCK_TABLE = 'nest_locks';
 /** Default `commandTimeout` of {@link PostgresLockProvider}, in ms. */
-export const DEFAULT_POSTGRES_COMMAND_TIMEOUT = 5_000;
+export const DEFAULT_POSTGRES_COMMAND_TIMEOUT = 2_000;
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const WAITERS_SUFFIX = '_waiters';
