@@ -39,6 +39,8 @@ export const DEFAULT_POSTGRES_LOCK_TABLE = 'nest_locks';
 export const DEFAULT_POSTGRES_COMMAND_TIMEOUT = 2_000;
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Longest lock key (prefix included), in UTF-8 bytes: well under what a btree index entry may hold. */
+const MAX_KEY_BYTES = 2_000;
 const WAITERS_SUFFIX = '_waiters';
 const INDEX_SUFFIX = '_waiters_name_idx';
 
@@ -303,6 +305,12 @@ export class PostgresLockProvider extends LockProvider {
    */
   async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
     const { key, owner, ttl } = request;
+    if (Buffer.byteLength(key) > MAX_KEY_BYTES) {
+      // The primary-key index takes about 2.7 kB per entry; fail clearly rather than with an index error.
+      throw new LockOptionsError(
+        `PostgresLockProvider: the lock key "${key.slice(0, 40)}..." is ${Buffer.byteLength(key)} bytes long; PostgreSQL locks take keys of at most ${MAX_KEY_BYTES} bytes.`,
+      );
+    }
     const first = await this.bounded('acquire', key, () => this.attempt(key, owner, ttl, null));
     if (first.token !== null) return { fencingToken: first.token };
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) return null;

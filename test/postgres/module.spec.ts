@@ -52,11 +52,14 @@ describe('LockModule with PostgreSQL', () => {
     await app.close();
   });
 
-  test('invalid options fail at once with LockOptionsError', () => {
+  test('invalid options fail at once with LockOptionsError', async () => {
     for (const tableName of ['1abc', 'a-b', 'a.b.c', 'x"; DROP TABLE y; --', 'a'.repeat(50), '']) {
       expect(() => new PostgresLockProvider({ connection: POSTGRES_URL, tableName })).toThrow(LockOptionsError);
     }
     expect(() => new PostgresLockProvider({ connection: POSTGRES_URL, commandTimeout: 0 })).toThrow(LockOptionsError);
+    const p = new PostgresLockProvider({ connection: POSTGRES_URL });
+    await expect(p.acquire({ key: 'k'.repeat(2_001), owner: 'a', ttl: 1_000, wait: false })).rejects.toThrow(LockOptionsError);
+    await p.close();
     expect(() => new PostgresLockProvider({ connection: 42 as never })).toThrow(LockOptionsError);
     expect(() => LockModule.forRoot({ postgres: POSTGRES_URL, provider: new PostgresLockProvider({ connection: POSTGRES_URL }) })).toThrow(
       LockOptionsError,
