@@ -57,7 +57,7 @@ export interface LockModuleOptions {
   /**
    * Keep locks in PostgreSQL (one row per lock): a connection string, a
    * `pg.PoolConfig`, a `pg.Pool` the app already has (left open on shutdown),
-   * or full {@link PostgresLockProviderOptions} (`{ connection, tableName, createTable }`).
+   * or full {@link PostgresLockProviderOptions} (`{ connection, tableName, createTable, prepareStatements }`).
    * Needs the optional peer dependency `pg`. The module builds a
    * `PostgresLockProvider` and closes it on shutdown.
    *

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Client, ClientConfig, Pool, PoolConfig, QueryResultRow } from 'pg';
 import { LockOptionsError, LockStoreError } from '../lock.errors.js';
 import { LockProvider, type LockAcquireRequest, type LockGrant } from '../lock-provider.interface.js';
@@ -31,6 +32,13 @@ export interface PostgresLockProviderOptions {
    * {@link PostgresLockProvider.schemaSql}.
    */
   createTable?: boolean;
+  /**
+   * Run the lock statements as named prepared statements, planned once per
+   * connection (about twice as fast as planning each call). Default `true`.
+   * Set `false` behind a pooler that cannot keep prepared statements
+   * (PgBouncer in transaction mode before 1.21).
+   */
+  prepareStatements?: boolean;
 }
 
 /** Default lock table of {@link PostgresLockProvider}. */
@@ -234,6 +242,8 @@ export class PostgresLockProvider extends LockProvider {
 
   private readonly names: TableNames;
   private readonly sql: ReturnType<typeof statements>;
+  /** Statement text → prepared statement name (empty with `prepareStatements: false`). */
+  private readonly statementNames = new Map<string, string>();
   private readonly connection: PostgresConnection;
   private readonly ownsPool: boolean;
   private readonly createTable: boolean;
@@ -264,18 +274,30 @@ export class PostgresLockProvider extends LockProvider {
     if (options === null || typeof options !== 'object') {
       throw new LockOptionsError('PostgresLockProvider: options must be an object with a connection.');
     }
-    const { connection, tableName = DEFAULT_POSTGRES_LOCK_TABLE, commandTimeout = DEFAULT_POSTGRES_COMMAND_TIMEOUT, createTable = true } = options;
+    const {
+      connection,
+      tableName = DEFAULT_POSTGRES_LOCK_TABLE,
+      commandTimeout = DEFAULT_POSTGRES_COMMAND_TIMEOUT,
+      createTable = true,
+      prepareStatements = true,
+    } = options;
     if (!(typeof connection === 'string' || (typeof connection === 'object' && connection !== null))) {
       throw new LockOptionsError('PostgresLockProvider: connection must be a pg.Pool, a connection string or a pg PoolConfig.');
     }
     if (typeof commandTimeout !== 'number' || !Number.isFinite(commandTimeout) || commandTimeout <= 0) {
       throw new LockOptionsError(`PostgresLockProvider: commandTimeout must be a finite number of milliseconds > 0, got ${String(commandTimeout)}.`);
     }
-    if (typeof createTable !== 'boolean') {
-      throw new LockOptionsError(`PostgresLockProvider: createTable must be true or false, got ${String(createTable)}.`);
+    for (const [option, value] of [['createTable', createTable], ['prepareStatements', prepareStatements]] as const) {
+      if (typeof value !== 'boolean') throw new LockOptionsError(`PostgresLockProvider: ${option} must be true or false, got ${String(value)}.`);
     }
     this.names = tableNames(tableName);
     this.sql = statements(this.names);
+    if (prepareStatements) {
+      // Named after their text: providers with other tables can share a pool (pg refuses one name for two texts).
+      for (const [op, text] of Object.entries(this.sql)) {
+        this.statementNames.set(text, `nest_lock_${op}_${createHash('sha1').update(text).digest('hex').slice(0, 12)}`);
+      }
+    }
     this.tableName = tableName;
     this.connection = connection;
     this.ownsPool = !isPool(connection);
@@ -655,7 +677,7 @@ export class PostgresLockProvider extends LockProvider {
 
   private async query(text: string, values?: unknown[]): Promise<QueryResultRow[]> {
     const pool = await this.ready();
-    const result = await pool.query({ text, values, query_timeout: this.commandTimeout } as never);
+    const result = await pool.query({ name: this.statementNames.get(text), text, values, query_timeout: this.commandTimeout } as never);
     if (this.orphans.length > 0) this.dropTickets(this.orphans.splice(0));
     return (result as { rows: QueryResultRow[] }).rows;
   }

@@ -1,6 +1,7 @@
 /** LockModule.forRoot({ postgres }) wiring, and PostgresLockProvider's options. */
 import 'reflect-metadata';
 import { Module, type DynamicModule } from '@nestjs/common';
+import pg from 'pg';
 import { NestFactory } from '@nestjs/core';
 import {
   DEFAULT_POSTGRES_COMMAND_TIMEOUT,
@@ -61,6 +62,7 @@ describe('LockModule with PostgreSQL', () => {
     await expect(p.acquire({ key: 'k'.repeat(2_001), owner: 'a', ttl: 1_000, wait: false })).rejects.toThrow(LockOptionsError);
     await p.close();
     expect(() => new PostgresLockProvider({ connection: 42 as never })).toThrow(LockOptionsError);
+    expect(() => new PostgresLockProvider({ connection: POSTGRES_URL, prepareStatements: 'yes' as never })).toThrow(LockOptionsError);
     expect(() => LockModule.forRoot({ postgres: POSTGRES_URL, provider: new PostgresLockProvider({ connection: POSTGRES_URL }) })).toThrow(
       LockOptionsError,
     );
@@ -76,6 +78,29 @@ describe('LockModule with PostgreSQL', () => {
     } finally {
       await p.close();
       await dropLockTables(own);
+    }
+  });
+
+  test('two providers on other tables can share one app pool (prepared statement names differ); prepareStatements: false works too', async () => {
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+    const one = new PostgresLockProvider({ connection: pool, tableName: `${table}_p1` });
+    const two = new PostgresLockProvider({ connection: pool, tableName: `${table}_p2` });
+    const plain = new PostgresLockProvider({ connection: pool, tableName: `${table}_p2`, prepareStatements: false });
+    try {
+      for (const p of [one, two, plain]) {
+        const key = `shared:${p === plain ? 'plain' : p.tableName}`;
+        expect(await p.acquire({ key, owner: 'a', ttl: 30_000, wait: false })).not.toBeNull();
+        const waiting = p.acquire({ key, owner: 'b', ttl: 30_000, wait: true, waitTimeout: 5_000 });
+        await new Promise((r) => setTimeout(r, 100));
+        expect(await p.release(key, 'a')).toBe(true);
+        expect(await waiting).not.toBeNull();
+        expect(await p.extend(key, 'b', 1_000)).toBe(true);
+      }
+    } finally {
+      await Promise.all([one, two, plain].map((p) => p.close()));
+      await pool.end();
+      await dropLockTables(`${table}_p1`);
+      await dropLockTables(`${table}_p2`);
     }
   });
 
