@@ -119,6 +119,9 @@ function statements(n: TableNames) {
      * lease, else the lease of the earliest waiter ahead (it may have died).
      * `mine` is the token when this owner already holds the row: a retry
      * after an error whose first attempt had committed.
+     * A first attempt that will wait ($5: the queue entry's lease) takes its
+     * ticket in the same statement when it is not granted; a new ticket is
+     * greater than every one the statement sees, so it queues behind all of them.
      * Every time is the database's clock (clock_timestamp()), never the app's.
      */
     acquire: `WITH ahead AS (
@@ -133,8 +136,14 @@ function statements(n: TableNames) {
   RETURNING l.fencing_token
 ), dequeued AS (
   DELETE FROM ${n.waiters} w WHERE $4::bigint IS NOT NULL AND w.ticket = $4::bigint AND EXISTS (SELECT 1 FROM granted)
+), enqueued AS (
+  INSERT INTO ${n.waiters} (name, owner, expires_at)
+  SELECT $1, $2, clock_timestamp() + $5::float8 ${ms} WHERE $5::float8 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM granted)
+  RETURNING ticket
+), pruned AS (
+  DELETE FROM ${n.waiters} w WHERE $5::float8 IS NOT NULL AND w.name = $1 AND w.expires_at < clock_timestamp() - interval '1 minute'
 )
-SELECT (SELECT fencing_token FROM granted)::float8 AS token,
+SELECT (SELECT fencing_token FROM granted)::float8 AS token, (SELECT ticket::text FROM enqueued) AS ticket,
   (SELECT CASE WHEN l.owner = $2 AND l.expires_at > clock_timestamp() THEN l.fencing_token END FROM ${n.locks} l WHERE l.name = $1)::float8 AS mine,
   (SELECT CASE WHEN l.owner IS NOT NULL AND l.expires_at > clock_timestamp()
      THEN extract(epoch FROM l.expires_at - clock_timestamp()) * 1000 END FROM ${n.locks} l WHERE l.name = $1)::float8 AS held_ms,
@@ -149,31 +158,42 @@ SELECT (SELECT fencing_token FROM granted)::float8 AS token,
   UPDATE ${n.locks} l SET expires_at = clock_timestamp() + $3::float8 ${ms} FROM old
   WHERE l.name = $1 AND l.owner = $2 RETURNING l.expires_at < old.expires_at AS shorter
 )
-SELECT CASE WHEN u.shorter THEN pg_notify($4, $1) END IS NULL AS ok FROM u`,
+SELECT CASE WHEN u.shorter THEN pg_notify($4, ':' || $1) END IS NULL AS ok FROM u`,
     /*
      * Release keeps the row, with owner NULL: the row carries the name's
      * fencing counter, so the next grant's token is still greater than every
      * earlier one (a deleted row would restart it at 1). The cost is one small
      * row per lock name ever used. NOTIFY is sent in the same statement, so
      * waiters (in every process) are woken when the release commits.
+     *
+     * Payloads are `<ticket>,<ms>:<name>`: the first live ticket in line and
+     * the ms left of its queue entry's lease, so that only the process
+     * holding it (or an earlier one) asks again, not every waiting process;
+     * the others look again when that entry would lapse (its waiter may have
+     * died). An empty `<ticket>,<ms>` wakes every process.
      */
     release: `WITH r AS (
   UPDATE ${n.locks} SET owner = NULL WHERE name = $1 AND owner = $2 RETURNING name, expires_at > clock_timestamp() AS live
+), nxt AS (
+  SELECT w.ticket::text || ',' || ceil(extract(epoch FROM w.expires_at - clock_timestamp()) * 1000)::bigint AS next
+  FROM ${n.waiters} w WHERE w.name = $1 AND w.expires_at > clock_timestamp() ORDER BY w.ticket LIMIT 1
 )
-SELECT r.live, pg_notify($3, r.name) IS NULL AS notified FROM r`,
-    enqueue: `WITH pruned AS (
-  DELETE FROM ${n.waiters} WHERE name = $1 AND expires_at < clock_timestamp() - interval '1 minute'
-)
-INSERT INTO ${n.waiters} (name, owner, expires_at) VALUES ($1, $2, clock_timestamp() + $3::float8 ${ms}) RETURNING ticket::text AS ticket`,
+SELECT r.live, nxt.next, pg_notify($3, coalesce(nxt.next, '') || ':' || r.name) IS NULL AS notified FROM r LEFT JOIN nxt ON true`,
     /* A waiter that leaves (timeout, abort, close) wakes the next in line, which may be in another process. */
     dequeue: `WITH d AS (DELETE FROM ${n.waiters} WHERE ticket = ANY($1::bigint[]) RETURNING name)
-SELECT pg_notify($2, name) IS NULL FROM (SELECT DISTINCT name FROM d) x`,
+SELECT pg_notify($2, coalesce((
+  SELECT w.ticket::text || ',' || ceil(extract(epoch FROM w.expires_at - clock_timestamp()) * 1000)::bigint FROM ${n.waiters} w
+  WHERE w.name = x.name AND w.expires_at > clock_timestamp() AND w.ticket <> ALL($1::bigint[]) ORDER BY w.ticket LIMIT 1
+), '') || ':' || x.name) IS NULL
+FROM (SELECT DISTINCT name FROM d) x`,
     heartbeat: `UPDATE ${n.waiters} SET expires_at = clock_timestamp() + $2::float8 ${ms} WHERE ticket = ANY($1::bigint[])`,
   };
 }
 
 interface Attempt {
   readonly token: number | null;
+  /** The ticket taken when a first attempt that will wait was not granted. */
+  readonly ticket: string | null;
   readonly mine: number | null;
   readonly heldMs: number | null;
   readonly aheadMs: number | null;
@@ -183,7 +203,7 @@ interface Waiter {
   readonly key: string;
   readonly owner: string;
   readonly ttl: number;
-  ticket?: string;
+  readonly ticket: string;
   done: boolean;
   readonly settle: (result: LockGrant | null | Error) => void;
 }
@@ -197,6 +217,8 @@ interface Queue {
   /** When the failed attempt was sent: if it committed after all, the lease started then. */
   failedAt?: number;
   wake?: ReturnType<typeof setTimeout>;
+  /** When `wake` fires (performance.now() time). */
+  wakeAt?: number;
 }
 
 type PgModule = typeof import('pg');
@@ -257,6 +279,8 @@ export class PostgresLockProvider extends LockProvider {
   private poolEnded = false;
   private readonly queues = new Map<string, Queue>();
   private readonly pending = new Set<Promise<unknown>>();
+  /** Queueing statements in flight, per key (see `watching`). */
+  private readonly watches = new Map<string, Set<{ notified: boolean }>>();
   /** Queue entries whose removal failed (database away): removed after the next call that succeeds. */
   private readonly orphans: string[] = [];
 
@@ -333,10 +357,70 @@ export class PostgresLockProvider extends LockProvider {
         `PostgresLockProvider: the lock key "${key.slice(0, 40)}..." is ${Buffer.byteLength(key)} bytes long; PostgreSQL locks take keys of at most ${MAX_KEY_BYTES} bytes.`,
       );
     }
-    const first = await this.bounded('acquire', key, () => this.attempt(key, owner, ttl, null));
+    const wait = request.wait && !request.signal?.aborted && request.waitTimeout !== 0;
+    if (!wait) {
+      const once = await this.bounded('acquire', key, () => this.attempt(key, owner, ttl, null));
+      return once.token === null ? null : { fencingToken: once.token };
+    }
+    // Listen before the statement that queues: a release committed after it is then always heard.
+    const watch = { notified: false };
+    const first = await this.bounded('acquire', key, async () => {
+      await this.listen();
+      this.watching(key, watch, true);
+      try {
+        return await this.attempt(key, owner, ttl, null, true);
+      } finally {
+        this.watching(key, watch, false);
+      }
+    });
     if (first.token !== null) return { fencingToken: first.token };
-    if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) return null;
-    return this.wait(request);
+    if (first.ticket === null) return null; // cannot happen: not granted means queued
+    if (request.signal?.aborted || this.closed) {
+      this.dropTickets([first.ticket]);
+      return null;
+    }
+    return this.wait(request, first.ticket, watch.notified ? 0 : (first.heldMs ?? first.aheadMs ?? 50));
+  }
+
+  /** Notes NOTIFYs for `key` that arrive while a queueing statement is in flight (its waiter is not in the local queue yet). */
+  private watching(key: string, watch: { notified: boolean }, on: boolean): void {
+    let set = this.watches.get(key);
+    if (on) {
+      if (!set) this.watches.set(key, (set = new Set()));
+      set.add(watch);
+    } else if (set) {
+      set.delete(watch);
+      if (set.size === 0) this.watches.delete(key);
+    }
+  }
+
+  /** A NOTIFY `<ticket>,<ms>:<key>` arrived. */
+  private notified(payload: string): void {
+    const colon = payload.indexOf(':');
+    if (colon < 0) return;
+    const key = payload.slice(colon + 1);
+    for (const watch of this.watches.get(key) ?? []) watch.notified = true;
+    this.wake(key, payload.slice(0, colon));
+  }
+
+  /**
+   * The lock `key` changed hands or its line moved; `next` is `<ticket>,<ms>`,
+   * the first live ticket in line and what is left of its lease ('' for
+   * everyone). The local head asks again if it is that ticket or before it.
+   * A head further back only makes sure it looks again when that ticket's
+   * lease would lapse, in case its waiter died.
+   */
+  private wake(key: string, next: string): void {
+    const queue = this.queues.get(key);
+    const head = queue?.waiters[0];
+    if (!queue || !head) return;
+    const [ticket, ms] = next.split(',');
+    if (!ticket || !/^[0-9]+$/.test(ticket) || BigInt(head.ticket) <= BigInt(ticket)) {
+      this.kick(key);
+      return;
+    }
+    const lapse = Math.min(Number(ms) || this.waiterLease, this.waiterLease);
+    if (!queue.busy && (queue.wakeAt === undefined || queue.wakeAt > performance.now() + lapse)) this.arm(key, queue, lapse);
   }
 
   /**
@@ -357,7 +441,7 @@ export class PostgresLockProvider extends LockProvider {
   async release(key: string, owner: string): Promise<boolean> {
     const rows = await this.bounded('release', key, () => this.query(this.sql.release, [key, owner, this.names.raw]));
     // Our own waiters need not wait for the NOTIFY round trip.
-    if (rows.length > 0) this.kick(key);
+    if (rows.length > 0) this.wake(key, (rows[0].next as string | null) ?? '');
     return rows.length > 0 && rows[0].live === true;
   }
 
@@ -383,7 +467,7 @@ export class PostgresLockProvider extends LockProvider {
     const tickets: string[] = [];
     for (const [key, queue] of this.queues) {
       for (const waiter of queue.waiters.splice(0)) {
-        if (waiter.ticket !== undefined) tickets.push(waiter.ticket);
+        tickets.push(waiter.ticket);
         waiter.settle(null);
       }
       this.disarm(queue);
@@ -406,7 +490,8 @@ export class PostgresLockProvider extends LockProvider {
 
   // ---------------------------------------------------------------- waiting
 
-  private wait(request: LockAcquireRequest): Promise<LockGrant | null> {
+  /** Joins the local queue with the ticket just taken; `recheckMs`: when to look again unless woken first. */
+  private wait(request: LockAcquireRequest, ticket: string, recheckMs: number): Promise<LockGrant | null> {
     const { key, owner, ttl, signal, waitTimeout } = request;
     return new Promise<LockGrant | null>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -415,6 +500,7 @@ export class PostgresLockProvider extends LockProvider {
         key,
         owner,
         ttl,
+        ticket,
         done: false,
         settle: (result) => {
           if (waiter.done) return;
@@ -430,38 +516,24 @@ export class PostgresLockProvider extends LockProvider {
         timer.unref?.();
       }
       signal?.addEventListener('abort', onAbort, { once: true });
-      void this.track(this.enqueue(waiter));
+      this.enqueue(waiter, recheckMs);
     });
   }
 
-  /** Listens, takes a ticket, joins the local queue, and lets the head try. */
-  private async enqueue(waiter: Waiter): Promise<void> {
-    try {
-      await this.bounded('acquire', waiter.key, async () => {
-        await this.listen();
-        const rows = await this.query(this.sql.enqueue, [waiter.key, waiter.owner, this.waiterLease]);
-        waiter.ticket = rows[0].ticket as string;
-      });
-    } catch (err) {
-      waiter.settle(err as Error);
-      return;
-    }
-    if (waiter.done || this.closed) {
-      // Timed out or aborted while queueing: leave the table's queue again.
-      this.dropTickets([waiter.ticket!]);
-      waiter.settle(null);
-      return;
-    }
+  /** Puts a waiter with its ticket into the local queue; a new head looks again after `recheckMs`. */
+  private enqueue(waiter: Waiter, recheckMs: number): void {
     let queue = this.queues.get(waiter.key);
     if (!queue) {
       queue = { waiters: [], busy: false, again: false, failures: 0 };
       this.queues.set(waiter.key, queue);
     }
-    const t = BigInt(waiter.ticket!);
-    const at = queue.waiters.findIndex((w) => BigInt(w.ticket!) > t);
+    const t = BigInt(waiter.ticket);
+    const at = queue.waiters.findIndex((w) => BigInt(w.ticket) > t);
     queue.waiters.splice(at < 0 ? queue.waiters.length : at, 0, waiter);
     this.startHeartbeat();
-    this.kick(waiter.key);
+    if (queue.waiters[0] !== waiter) return; // the head before it keeps its own schedule
+    if (recheckMs <= 0) this.kick(waiter.key);
+    else if (!queue.busy) this.arm(waiter.key, queue, recheckMs);
   }
 
   /** A waiter gives up (timeout, abort): resolves `null`, leaves both queues, wakes the next. */
@@ -475,7 +547,7 @@ export class PostgresLockProvider extends LockProvider {
       if (queue.waiters.length === 0) this.forget(waiter.key, queue);
       else if (i === 0) this.kick(waiter.key);
     }
-    if (waiter.ticket !== undefined) this.dropTickets([waiter.ticket]);
+    this.dropTickets([waiter.ticket]);
   }
 
   /**
@@ -516,7 +588,7 @@ export class PostgresLockProvider extends LockProvider {
     let next: number | undefined;
     const sent = performance.now(); // the lease starts on the server after this
     try {
-      const r = await this.bounded('acquire', key, () => this.attempt(key, head.owner, head.ttl, head.ticket!));
+      const r = await this.bounded('acquire', key, () => this.attempt(key, head.owner, head.ttl, head.ticket));
       const leaseStartedAt = r.token === null ? (queue.failedAt ?? sent) : sent;
       queue.failures = 0;
       queue.failedAt = undefined;
@@ -545,7 +617,7 @@ export class PostgresLockProvider extends LockProvider {
         queue.failedAt = undefined;
         const failed = queue.waiters.splice(0);
         for (const waiter of failed) waiter.settle(err as Error);
-        this.dropTickets(failed.map((w) => w.ticket!));
+        this.dropTickets(failed.map((w) => w.ticket));
       }
     } finally {
       queue.busy = false;
@@ -558,10 +630,16 @@ export class PostgresLockProvider extends LockProvider {
       this.kick(key);
       return;
     }
-    if (next !== undefined) {
-      queue.wake = setTimeout(() => this.kick(key), Math.max(0, next) + 15);
-      queue.wake.unref?.();
-    }
+    if (next !== undefined) this.arm(key, queue, next);
+  }
+
+  /** The head of `key`'s local queue looks again in `ms` (plus a little, so that the lease has surely ended). */
+  private arm(key: string, queue: Queue, ms: number): void {
+    this.disarm(queue);
+    const delay = Math.max(0, ms) + 15;
+    queue.wakeAt = performance.now() + delay;
+    queue.wake = setTimeout(() => this.kick(key), delay);
+    queue.wake.unref?.();
   }
 
   private forget(key: string, queue: Queue): void {
@@ -573,13 +651,14 @@ export class PostgresLockProvider extends LockProvider {
   private disarm(queue: Queue): void {
     if (queue.wake !== undefined) clearTimeout(queue.wake);
     queue.wake = undefined;
+    queue.wakeAt = undefined;
   }
 
   /** While waiters exist: renew their queue entries, and check that the listen connection is alive. */
   private startHeartbeat(): void {
     if (this.heartbeat !== undefined) return;
     this.heartbeat = setInterval(() => {
-      const tickets = [...this.queues.values()].flatMap((q) => q.waiters.map((w) => w.ticket!));
+      const tickets = [...this.queues.values()].flatMap((q) => q.waiters.map((w) => w.ticket));
       if (tickets.length > 0) {
         void this.track(this.bounded('heartbeat', undefined, () => this.query(this.sql.heartbeat, [tickets, this.waiterLease])).catch(() => undefined));
       }
@@ -620,7 +699,7 @@ export class PostgresLockProvider extends LockProvider {
     client.on('error', () => this.listenerLost(client));
     client.on('end', () => this.listenerLost(client));
     client.on('notification', (msg) => {
-      if (msg.channel === this.names.raw && msg.payload !== undefined) this.kick(msg.payload);
+      if (msg.channel === this.names.raw && msg.payload !== undefined) this.notified(msg.payload);
     });
     try {
       await client.connect();
@@ -668,11 +747,18 @@ export class PostgresLockProvider extends LockProvider {
 
   // ---------------------------------------------------------------- database access
 
-  private async attempt(key: string, owner: string, ttl: number, ticket: string | null): Promise<Attempt> {
-    const rows = await this.query(this.sql.acquire, [key, owner, ttl, ticket]);
+  /** One acquire statement: with `ticket` for a queued waiter; with `enqueue`, a first attempt that takes a ticket if not granted. */
+  private async attempt(key: string, owner: string, ttl: number, ticket: string | null, enqueue = false): Promise<Attempt> {
+    const rows = await this.query(this.sql.acquire, [key, owner, ttl, ticket, enqueue ? this.waiterLease : null]);
     const row = rows[0] ?? {};
     const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-    return { token: num(row.token), mine: ticket === null ? null : num(row.mine), heldMs: num(row.held_ms), aheadMs: num(row.ahead_ms) };
+    return {
+      token: num(row.token),
+      ticket: (row.ticket as string | null) ?? null,
+      mine: ticket === null ? null : num(row.mine),
+      heldMs: num(row.held_ms),
+      aheadMs: num(row.ahead_ms),
+    };
   }
 
   private async query(text: string, values?: unknown[]): Promise<QueryResultRow[]> {
