@@ -844,6 +844,8 @@ export class PostgresLockProvider extends LockProvider {
     const given: PoolConfig = typeof this.connection === 'string' ? { connectionString: this.connection } : { ...(this.connection as PoolConfig) };
     return {
       ...given,
+      // Lock statements are short: a few connections per instance serve many callers (plus one for LISTEN).
+      max: given.max ?? 5,
       connectionTimeoutMillis: given.connectionTimeoutMillis ?? this.commandTimeout,
       // A little under the bound, so the server cancels a stuck statement (and says so) before the client gives up on it.
       statement_timeout: given.statement_timeout ?? Math.max(1, Math.floor(this.commandTimeout * 0.9)),
