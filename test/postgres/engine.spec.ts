@@ -19,11 +19,11 @@ describe('LockManager over PostgreSQL', () => {
   });
 
   test('renewal keeps a lock past its ttl; another owner taking the row aborts the signal with LockLostError', async () => {
-    const lock = await locks.acquire('stolen', { ttl: 600 });
-    await sleep(900);
+    const lock = await locks.acquire('stolen', { ttl: 1_200 });
+    await sleep(1_600);
     expect(lock.held).toBe(true);
     await sql(`UPDATE "${table}" SET owner = 'thief' WHERE name = 'lock:stolen'`);
-    await sleep(700); // the next renewal (every ttl/3) finds another owner
+    await sleep(1_000); // the next renewal (every ttl/3) finds another owner
     expect(lock.signal.aborted).toBe(true);
     expect(lock.signal.reason).toBeInstanceOf(LockLostError);
     expect(await lock.release()).toBe(false);
