@@ -55,7 +55,6 @@ describe('PostgreSQL provider across processes', () => {
       run = sections[i].pid === sections[i - 1].pid ? run + 1 : 1;
       longestRun = Math.max(longestRun, run);
     }
-    console.log(`mutex: ${sections.length} sections, longest run of one process ${longestRun}`);
     expect(longestRun).toBeLessThan(perWorker / 3);
   }, 90_000);
 
