@@ -1,6 +1,7 @@
 import type { LockProvider } from './lock-provider.interface.js';
 import type { LockEvent } from './lock-events.interface.js';
 import type { RedisConnection } from './providers/redis-lock.provider.js';
+import type { PostgresConnection, PostgresLockProviderOptions } from './providers/postgres-lock.provider.js';
 
 /**
  * What happens when a lock is already held by another caller:
@@ -68,6 +69,19 @@ export interface LockModuleOptions {
    * ```
    */
   redis?: RedisConnection;
+  /**
+   * Keep locks in PostgreSQL (one row per lock): a connection string, a
+   * `pg.PoolConfig`, a `pg.Pool` the app already has (left open on shutdown),
+   * or full {@link PostgresLockProviderOptions} (`{ connection, tableName, createTable, prepareStatements }`).
+   * Needs the optional peer dependency `pg`. The module builds a
+   * `PostgresLockProvider` and closes it on shutdown.
+   *
+   * @example
+   * ```ts
+   * LockModule.forRoot({ postgres: process.env.DATABASE_URL, commandTimeout: 2_000 })
+   * ```
+   */
+  postgres?: PostgresConnection | PostgresLockProviderOptions;
   /**
    * Upper bound in ms on every call to the store (acquire, release, extend,
    * ping), also while the client reconnects. Past it the call fails with

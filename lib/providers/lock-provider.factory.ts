@@ -7,7 +7,8 @@ const owned = new WeakSet<LockProvider>();
 
 /**
  * Builds the store from module options: `provider` as given, a
- * `RedisLockProvider` for `redis` (ioredis is loaded only then), else the
+ * `RedisLockProvider` for `redis` (ioredis is loaded only then), a
+ * `PostgresLockProvider` for `postgres` (`pg` is loaded only then), else the
  * in-memory default. Providers built here are closed by the module on
  * shutdown; a `provider` you pass in stays yours.
  */
@@ -19,6 +20,16 @@ export async function createLockProvider(options: LockModuleOptions = {}): Promi
     const redis = new RedisLockProvider({ redis: options.redis, commandTimeout: options.commandTimeout });
     owned.add(redis);
     return redis;
+  }
+  if (options.postgres !== undefined) {
+    // Loaded only when configured: `pg` is an optional peer dependency.
+    const { PostgresLockProvider } = await import('./postgres-lock.provider.js');
+    const given = options.postgres;
+    const settings =
+      typeof given === 'object' && given !== null && 'connection' in given ? { ...given } : { connection: given };
+    const provider = new PostgresLockProvider({ commandTimeout: options.commandTimeout, ...settings });
+    owned.add(provider);
+    return provider;
   }
   const provider = new InMemoryLockProvider();
   owned.add(provider);
