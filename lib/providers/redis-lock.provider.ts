@@ -381,39 +381,50 @@ export class RedisLockProvider extends LockProvider {
    * Waiting for the connection counts against the timeout; a call that timed
    * out while waiting is never sent.
    */
-  private async call<T>(
+  private call<T>(
     operation: string,
     key: string | undefined,
     fn: (client: Client) => Promise<T>,
     client: Client = this.client,
     step?: string,
   ): Promise<T> {
-    const where = `${key === undefined ? '' : ` (key "${key}")`}${step === undefined ? '' : `, ${step}`}`;
+    const where = (): string => `${key === undefined ? '' : ` (key "${key}")`}${step === undefined ? '' : `, ${step}`}`;
     if (this.closed && operation !== 'leave') {
-      throw new LockStoreError(operation, `the Redis lock provider is closed${where}`);
+      return Promise.reject(new LockStoreError(operation, `the Redis lock provider is closed${where()}`));
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let timedOut = false;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        timedOut = true;
-        reject(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where}`));
+    // One timer and one promise per call: this is the hot path of every lock operation.
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      const timer = setTimeout(() => {
+        done = true;
+        reject(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where()}`));
       }, this.commandTimeout);
+      const settle = (err: unknown, value?: T): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        if (err === undefined) resolve(value as T);
+        else reject(err instanceof LockStoreError ? err : new LockStoreError(operation, `${errorDetail(err)}${where()}`, { cause: err }));
+      };
+      let work: Promise<T>;
+      try {
+        work =
+          client.status === 'ready'
+            ? fn(client)
+            : this.connected(client).then(() => {
+                // Waiting for the connection counts against the timeout; a call that timed out is never sent.
+                if (done) throw new LockStoreError(operation, 'timed out');
+                return fn(client);
+              });
+      } catch (err) {
+        settle(err ?? new Error('unknown error'));
+        return;
+      }
+      work.then(
+        (value) => settle(undefined, value),
+        (err: unknown) => settle(err ?? new Error('unknown error')),
+      );
     });
-    const work = (async () => {
-      await this.connected(client);
-      if (timedOut) throw new LockStoreError(operation, 'timed out');
-      return fn(client);
-    })();
-    work.catch(noop);
-    try {
-      return await Promise.race([work, timeout]);
-    } catch (err) {
-      if (err instanceof LockStoreError) throw err;
-      throw new LockStoreError(operation, `${errorDetail(err)}${where}`, { cause: err });
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   /** Resolves when `client` is ready; rejects at once when it was closed for good. */
