@@ -81,8 +81,9 @@ export class HeldLock implements LockHandle, TimerTarget {
     private readonly settings: HeldLockSettings,
     private readonly ctx: HeldLockContext,
     requestedAt: number,
+    leaseMs: number = settings.ttl,
   ) {
-    this.leaseEnd = requestedAt + settings.ttl;
+    this.leaseEnd = requestedAt + Math.min(leaseMs, settings.ttl);
     this.schedule();
   }
 
@@ -166,7 +167,8 @@ export class HeldLock implements LockHandle, TimerTarget {
     const t = now();
     let at = this.leaseEnd;
     if (this.settings.renew && !this.renewing) {
-      if (this.renewalCap() > t) at = Math.min(at, t + this.settings.ttl / 3);
+      // Every third of the ttl, and before a shorter lease (a hand-off not renewed yet) is half gone.
+      if (this.renewalCap() > t) at = Math.min(at, t + this.settings.ttl / 3, t + (this.leaseEnd - t) / 2);
       else this.capped = true;
     }
     sharedTimer.schedule(this, at);

@@ -50,6 +50,12 @@ interface Waiter {
   again: boolean;
   /** The next call is the first (queueing) one: a grant from it is not a hand-off. */
   first: boolean;
+  /**
+   * The send time of the latest call that Redis answered "not yet" (or of the
+   * first call): no later than any hand-off to this waiter, so a hand-off's
+   * lease is counted from it.
+   */
+  safeStart?: number;
   timer?: ReturnType<typeof setTimeout>;
   deadline?: ReturnType<typeof setTimeout>;
   signal?: AbortSignal;
@@ -276,6 +282,7 @@ export class RedisLockProvider extends LockProvider {
     const sent = now();
     const queued = !waiter.first;
     waiter.first = false;
+    waiter.safeStart ??= sent;
     const call = this.attempt(waiter.key, waiter.owner, waiter.ttl, true);
     waiter.inflight = call;
     call.then(
@@ -285,11 +292,14 @@ export class RedisLockProvider extends LockProvider {
         if (reply[0] === 1) {
           this.settle(waiter);
           waiter.resolve(queued ? { fencingToken: Number(reply[1]), queued, leaseStartedAt: sent } : { fencingToken: Number(reply[1]) });
-        } else if (waiter.again) {
-          waiter.again = false;
-          this.check(waiter);
         } else {
-          this.schedule(waiter, Number(reply[1]));
+          waiter.safeStart = sent;
+          if (waiter.again) {
+            waiter.again = false;
+            this.check(waiter);
+          } else {
+            this.schedule(waiter, Number(reply[1]));
+          }
         }
       },
       (err: unknown) => {
@@ -299,6 +309,18 @@ export class RedisLockProvider extends LockProvider {
         waiter.reject(err);
       },
     );
+  }
+
+  /**
+   * A hand-off notice: the release script already set the key to this
+   * waiter's token (with a lease of `min(ttl, waiterLease)`) and drew its
+   * fencing token, so the waiter starts at once. The engine renews that short
+   * lease to the full `ttl` well before it ends.
+   */
+  private granted(waiter: Waiter, fencingToken: number): void {
+    if (waiter.settled || waiter.safeStart === undefined) return;
+    this.settle(waiter);
+    waiter.resolve({ fencingToken, queued: true, leaseStartedAt: waiter.safeStart, leaseMs: Math.min(waiter.ttl, this.waiterLease) });
   }
 
   /** Timeout, abort or close: resolve `null` now, then leave the queue (passing the key on if granted meanwhile). */
@@ -345,8 +367,12 @@ export class RedisLockProvider extends LockProvider {
         sub.on('error', noop);
         sub.on('message', (channel: string, message: string) => {
           if (channel !== this.channel) return;
-          const waiter = this.waiters.get(message);
-          if (waiter) this.check(waiter);
+          const space = message.indexOf(' ');
+          const waiter = this.waiters.get(space < 0 ? message : message.slice(0, space));
+          if (!waiter) return;
+          const token = space < 0 ? NaN : Number(message.slice(space + 1));
+          if (Number.isSafeInteger(token)) this.granted(waiter, token);
+          else this.check(waiter);
         });
         this.subscriber = sub;
       }

@@ -11,7 +11,8 @@ import { createHash } from 'node:crypto';
  *
  * A waiter whose deadline passed (its process stopped refreshing it) is
  * skipped. A free key goes to the first live waiter: the script sets the lock
- * to its token with a short lease (until it confirms) and PUBLISHes the token.
+ * to its token with a short lease (until it renews it) and PUBLISHes
+ * `<owner token> <fencing token>`.
  * @internal
  */
 export interface LockScript {
@@ -70,8 +71,8 @@ local function hand_off()
   local owner, ttl = next_waiter()
   if not owner then return nil end
   redis.call('SET', KEYS[1], owner, 'PX', math.min(ttl, tonumber(ARGV[2])))
-  fence()
-  redis.call('PUBLISH', ARGV[1], owner)
+  -- The notice carries the fencing token, so the waiter can start without another round trip.
+  redis.call('PUBLISH', ARGV[1], owner .. ' ' .. string.format('%.0f', fence()))
   return owner
 end
 `;
@@ -101,8 +102,8 @@ if not holder then
     return {1, fence()}
   end
   redis.call('SET', KEYS[1], head, 'PX', math.min(head_ttl, lease))
-  fence()
-  redis.call('PUBLISH', ARGV[1], head)
+  -- (%.0f: a plain concatenation would print a token this large in exponent notation)
+  redis.call('PUBLISH', ARGV[1], head .. ' ' .. string.format('%.0f', fence()))
 end
 if ARGV[5] == '1' then
   if redis.call('HEXISTS', KEYS[4], owner) == 0 then redis.call('RPUSH', KEYS[3], owner) end
