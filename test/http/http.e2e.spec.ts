@@ -34,7 +34,7 @@ class PayoutsController {
     this.counter.entered++;
     this.counter.inside++;
     this.counter.maxInside = Math.max(this.counter.maxInside, this.counter.inside);
-    await sleep(400);
+    await sleep(1_000);
     this.counter.inside--;
     return { paid: true, fencingToken: currentLock()!.fencingToken };
   }
@@ -74,7 +74,7 @@ class FilteredController {
   @Post('payouts')
   @Locked('payouts')
   async run() {
-    await sleep(400);
+    await sleep(1_000);
     return { paid: true };
   }
 }
@@ -85,7 +85,7 @@ class ByClassController {
   @Post('payouts')
   @Locked('payouts')
   async run() {
-    await sleep(400);
+    await sleep(1_000);
     return { paid: true };
   }
 }

@@ -269,11 +269,11 @@ describe('leases', () => {
   test('renewal keeps the lock alive past its ttl while the holder runs', async () => {
     const { m, provider, events } = manager();
     await m.withLock('long', async (lock) => {
-      await sleep(1_000);
+      await sleep(2_000);
       expect(lock.held).toBe(true);
       expect(lock.signal.aborted).toBe(false);
       expect(provider.isHeld('lock:long')).toBe(true);
-    }, { ttl: 300 });
+    }, { ttl: 600 });
     expect(events.filter((e) => e.type === 'extended').length).toBeGreaterThanOrEqual(2);
   });
 
@@ -315,10 +315,10 @@ describe('leases', () => {
 
   test('maxHold caps renewal: the lock expires and the signal aborts', async () => {
     const { m } = manager();
-    const h = await m.acquire('capped', { ttl: 200, maxHold: 500 });
-    await sleep(300);
-    expect(h.held).toBe(true);
+    const h = await m.acquire('capped', { ttl: 600, maxHold: 1_200 });
     await sleep(800);
+    expect(h.held).toBe(true);
+    await sleep(1_600);
     expect(h.signal.aborted).toBe(true);
     expect(String(h.signal.reason.message)).toContain('maxHold');
     await h.release();
