@@ -48,6 +48,8 @@ export interface HeldLockContext {
   readonly logger: LockLogger;
   readonly emit: (event: LockEvent) => void;
   readonly onSettled: (lock: HeldLock) => void;
+  /** Whether anyone listens to events (durations are measured only then). */
+  readonly observed: boolean;
 }
 
 /** Per-acquisition settings. @internal */
@@ -62,7 +64,8 @@ const now = (): number => performance.now();
 
 /** The engine's implementation of {@link LockHandle}. @internal */
 export class HeldLock implements LockHandle, TimerTarget {
-  readonly acquiredAt = now();
+  /** When the lease started (performance.now() time). */
+  readonly acquiredAt: number;
   /** Created when `signal` is first read: most sections never look at it. */
   private controller: AbortController | undefined;
   private lostReason: LockLostError | undefined;
@@ -83,8 +86,9 @@ export class HeldLock implements LockHandle, TimerTarget {
     requestedAt: number,
     leaseMs: number = settings.ttl,
   ) {
+    this.acquiredAt = requestedAt;
     this.leaseEnd = requestedAt + Math.min(leaseMs, settings.ttl);
-    this.schedule();
+    this.schedule(requestedAt);
   }
 
   get signal(): AbortSignal {
@@ -124,7 +128,7 @@ export class HeldLock implements LockHandle, TimerTarget {
     this.state = 'released';
     this.clearTimer();
     this.ctx.onSettled(this);
-    const heldMs = now() - this.acquiredAt;
+    const heldMs = this.settings.holdAtLeast !== undefined || this.ctx.observed ? now() - this.acquiredAt : 0;
     const remainingMin = this.settings.holdAtLeast === undefined ? 0 : this.settings.holdAtLeast - heldMs;
     try {
       if (wasHeld && remainingMin >= 1) {
@@ -161,10 +165,9 @@ export class HeldLock implements LockHandle, TimerTarget {
   }
 
   /** Asks the shared timer for the next renewal, or the end of the lease, whichever comes first. */
-  private schedule(): void {
+  private schedule(t = now()): void {
     this.clearTimer();
     if (this.state !== 'held') return;
-    const t = now();
     let at = this.leaseEnd;
     if (this.settings.renew && !this.renewing) {
       // Every third of the ttl, and before a shorter lease (a hand-off not renewed yet) is half gone.

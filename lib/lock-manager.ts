@@ -93,6 +93,7 @@ export class LockManager {
       logger: this.logger,
       emit: (event) => this.emit(event),
       onSettled: (lock) => this.active.delete(lock),
+      observed: this.onEvent !== undefined,
     };
   }
 
@@ -199,7 +200,7 @@ export class LockManager {
       if (!options.reentrant) throw new LockReentryError(name);
       return { handle: outer, reentered: true, run: (fn) => fn(), release: async () => false };
     }
-    const started = now();
+    const started = options.onHeld === 'wait' ? now() : 0;
     const handle = await this.take(name, options, options.onHeld === 'wait');
     if (!handle) {
       if (options.onHeld === 'wait') throw this.waitFailed(name, options, started);
@@ -257,7 +258,7 @@ export class LockManager {
     }
     this.active.add(lock);
     if (grant.queued) this.emit({ type: 'contended', name, onHeld: o.onHeld });
-    this.emit({ type: 'acquired', name, fencingToken: grant.fencingToken, waitMs: now() - requestedAt });
+    if (this.onEvent) this.emit({ type: 'acquired', name, fencingToken: grant.fencingToken, waitMs: now() - requestedAt });
     return lock;
   }
 

@@ -39,11 +39,12 @@ export class InMemoryLockProvider extends LockProvider {
 
   async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
     const { key, owner, ttl } = request;
+    const t = now();
     let entry = this.entries.get(key);
-    if (entry) this.settle(entry, key);
+    if (entry) this.settle(entry, key, t);
     entry = this.entries.get(key);
     if (!entry) {
-      entry = { owner, expiresAt: now() + ttl, waiters: [] };
+      entry = { owner, expiresAt: t + ttl, waiters: [] };
       this.entries.set(key, entry);
       return { fencingToken: ++this.fence };
     }
@@ -83,9 +84,10 @@ export class InMemoryLockProvider extends LockProvider {
   async release(key: string, owner: string): Promise<boolean> {
     const entry = this.entries.get(key);
     if (!entry || entry.owner !== owner) return false;
-    const wasLive = entry.expiresAt > now();
+    const t = now();
+    const wasLive = entry.expiresAt > t;
     entry.owner = undefined;
-    this.settle(entry, key);
+    this.settle(entry, key, t);
     return wasLive;
   }
 
@@ -137,8 +139,8 @@ export class InMemoryLockProvider extends LockProvider {
   }
 
   /** Grants a free (released or expired) key to the head waiter, or forgets it. */
-  private settle(entry: Entry, key: string): void {
-    if (entry.owner !== undefined && entry.expiresAt > now()) return;
+  private settle(entry: Entry, key: string, t = now()): void {
+    if (entry.owner !== undefined && entry.expiresAt > t) return;
     const next = entry.waiters.shift();
     if (!next) {
       this.disarm(entry, key);
