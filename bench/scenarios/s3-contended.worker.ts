@@ -1,0 +1,105 @@
+/**
+ * A child process of scenario 3: runs `callers` loops that each take the
+ * shared lock and do a non-atomic read-modify-write of a Redis counter.
+ * Driven over IPC by s3-contended.scenario.ts: prepare → ready, go → done,
+ * close → closed, exit.
+ */
+import { Redis } from 'ioredis';
+import { contenderById, type BenchEnv, type LockClient } from '../contenders/index.js';
+import { now } from '../support/stats.js';
+import { MAX_CYCLES_PER_CALLER } from '../support/loops.js';
+
+export type ParentMessage =
+  | { type: 'prepare'; contender: string; env: BenchEnv; counterUrl: string; name: string; counterKey: string; callers: number }
+  | { type: 'go'; durationMs: number }
+  | { type: 'close' }
+  | { type: 'exit' };
+
+export type WorkerMessage =
+  | { type: 'ready' }
+  | { type: 'done'; sections: number; errors: number; maxWaitMs: number; elapsedMs: number; firstError?: string }
+  | { type: 'closed' }
+  | { type: 'failed'; message: string };
+
+let client: LockClient | undefined;
+let counter: Redis | undefined;
+let job: Extract<ParentMessage, { type: 'prepare' }> | undefined;
+
+const send = (message: WorkerMessage): void => {
+  process.send?.(message);
+};
+
+async function prepare(m: Extract<ParentMessage, { type: 'prepare' }>): Promise<void> {
+  job = m;
+  counter = new Redis(m.counterUrl, { lazyConnect: true });
+  await counter.connect();
+  client = await contenderById(m.contender).create(m.env);
+  // Warm-up outside the measured window: connections, script cache.
+  await client.withLock(`${m.name}:warmup:${process.pid}`, async () => {});
+  send({ type: 'ready' });
+}
+
+async function go(durationMs: number): Promise<void> {
+  const { name, counterKey, callers } = job!;
+  const lock = client!;
+  const redis = counter!;
+  let sections = 0;
+  let errors = 0;
+  let maxWaitMs = 0;
+  let firstError: string | undefined;
+  const section = async (): Promise<void> => {
+    const value = Number(await redis.get(counterKey));
+    await redis.set(counterKey, String(value + 1));
+  };
+  const started = now();
+  const deadline = started + durationMs;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      for (let i = 0; i < MAX_CYCLES_PER_CALLER && now() < deadline; ) {
+        // A wait lasts from the first request to entry, across a peer's give-ups and our retries of them.
+        const requested = now();
+        for (;;) {
+          let entered = false;
+          try {
+            await lock.withLock(name, async () => {
+              entered = true;
+              maxWaitMs = Math.max(maxWaitMs, now() - requested);
+              await section();
+            });
+            sections++;
+            i++;
+            break;
+          } catch (err) {
+            errors++;
+            firstError ??= err instanceof Error ? err.message : String(err);
+            if (entered) {
+              // Failed after the section ran (a release that threw): the section still counts.
+              sections++;
+              i++;
+              break;
+            }
+            if (now() >= deadline) break;
+          }
+        }
+      }
+    }),
+  );
+  send({ type: 'done', sections, errors, maxWaitMs, elapsedMs: now() - started, firstError });
+}
+
+async function close(): Promise<void> {
+  await client?.close();
+  await counter?.quit();
+  client = undefined;
+  counter = undefined;
+  send({ type: 'closed' });
+}
+
+process.on('message', (m: ParentMessage) => {
+  const fail = (err: unknown): void => send({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
+  if (m.type === 'prepare') prepare(m).catch(fail);
+  else if (m.type === 'go') go(m.durationMs).catch(fail);
+  else if (m.type === 'close') close().catch(fail);
+  else if (m.type === 'exit') process.exit(0);
+});
+process.on('disconnect', () => process.exit(0));

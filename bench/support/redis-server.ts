@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { now, sleep } from './stats.js';
+
+/** A free loopback TCP port (asked from the OS). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The bench's own redis-server, on a free loopback port, without persistence,
+ * so that `INFO stats` counts only the commands of the bench.
+ */
+export class BenchRedis {
+  private constructor(
+    readonly port: number,
+    readonly version: string,
+    private readonly child: ChildProcess,
+    readonly admin: Redis,
+  ) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<BenchRedis> {
+    const port = await freePort();
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const failed = new Promise<never>((_, reject) => {
+      child.once('error', (err) => reject(new Error(`could not start redis-server: ${err.message}`)));
+      child.once('exit', (code) => reject(new Error(`redis-server exited with code ${String(code)}`)));
+    });
+    const admin = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => 50 });
+    const deadline = now() + 10_000;
+    for (;;) {
+      try {
+        await Promise.race([admin.connect(), failed]);
+        break;
+      } catch (err) {
+        if (now() > deadline || child.exitCode !== null) {
+          child.kill();
+          throw err;
+        }
+        admin.disconnect();
+        await sleep(50);
+      }
+    }
+    failed.catch(() => {});
+    const info = await admin.info('server');
+    const version = /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
+    return new BenchRedis(port, version, child, admin);
+  }
+
+  /** `total_commands_processed` from `INFO stats`. The INFO call itself counts one. */
+  async commandsProcessed(): Promise<number> {
+    const info = await this.admin.info('stats');
+    return Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? NaN);
+  }
+
+  async stop(): Promise<void> {
+    this.admin.disconnect();
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.kill('SIGTERM');
+    await Promise.race([exited, sleep(3_000)]);
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+}
