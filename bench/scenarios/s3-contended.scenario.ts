@@ -1,10 +1,21 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Contender } from '../contenders/contender.js';
+import { answer, ChildWorker } from '../support/child.js';
 import type { BenchRedis } from '../support/redis-server.js';
 import { addRatios, type Row } from '../support/results.js';
 import { interleave, type BenchContext } from '../support/runner.js';
+import { quantile } from '../support/stats.js';
 import type { ParentMessage, WorkerMessage } from './s3-contended.worker.js';
+
+/** `cmd:<name>` → calls per section, from two `INFO commandstats` snapshots (the INFO calls themselves left out). */
+function perSection(before: Map<string, number>, after: Map<string, number>, sections: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, calls] of after) {
+    const delta = calls - (before.get(name) ?? 0) - (name === 'info' ? 3 : 0);
+    if (delta > 0) out[`cmd:${name}`] = delta / sections;
+  }
+  return out;
+}
 
 export const PROCESSES = 4;
 export const CALLERS_PER_PROCESS = 4;
@@ -12,52 +23,6 @@ export const CALLERS_PER_PROCESS = 4;
 const SECTION_COMMANDS = 2;
 
 const workerPath = fileURLToPath(new URL('./s3-contended.worker.js', import.meta.url));
-
-/** One child process, with a typed request/answer over IPC. */
-class Worker {
-  private readonly child: ChildProcess;
-  private readonly pending: Array<(m: WorkerMessage) => void> = [];
-  private exited = false;
-
-  constructor() {
-    this.child = fork(workerPath, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    this.child.on('message', (m: WorkerMessage) => this.pending.shift()?.(m));
-    this.child.on('exit', () => {
-      this.exited = true;
-      for (const resolve of this.pending.splice(0)) resolve({ type: 'failed', message: 'worker exited' });
-    });
-  }
-
-  ask(message: ParentMessage, timeoutMs: number): Promise<WorkerMessage> {
-    if (this.exited) return Promise.resolve({ type: 'failed', message: 'worker exited' });
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.pending.splice(this.pending.indexOf(answer), 1);
-        resolve({ type: 'failed', message: `no answer to "${message.type}" within ${timeoutMs} ms` });
-      }, timeoutMs);
-      const answer = (m: WorkerMessage): void => {
-        clearTimeout(timer);
-        resolve(m);
-      };
-      this.pending.push(answer);
-      this.child.send(message);
-    });
-  }
-
-  async stop(): Promise<void> {
-    if (this.exited) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.child.send({ type: 'exit' } satisfies ParentMessage);
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
-
-function expect<T extends WorkerMessage['type']>(m: WorkerMessage, type: T): Extract<WorkerMessage, { type: T }> {
-  if (m.type !== type) throw new Error(m.type === 'failed' ? m.message : `unexpected answer "${m.type}"`);
-  return m as Extract<WorkerMessage, { type: T }>;
-}
 
 /**
  * Scenario 3 (and 6b for PostgreSQL): 4 processes × 4 callers on one name;
@@ -68,7 +33,7 @@ function expect<T extends WorkerMessage['type']>(m: WorkerMessage, type: T): Ext
  */
 export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: string, contenders: readonly Contender[]): Promise<Row[]> {
   const durationMs = ctx.options.longRunMs;
-  const workers = Array.from({ length: PROCESSES }, () => new Worker());
+  const workers = Array.from({ length: PROCESSES }, () => new ChildWorker<ParentMessage, WorkerMessage>(workerPath));
   const callers = PROCESSES * CALLERS_PER_PROCESS;
   try {
     const rows = await interleave(ctx, scenario, `${PROCESSES} processes × ${CALLERS_PER_PROCESS} callers, 1 name`, 'sections/s', contenders, ctx.options.longRepeats, async (c, rep) => {
@@ -76,12 +41,14 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
       const counterKey = `bench:${scenario}:counter:${c.id}:${rep}`;
       try {
         const prepare: ParentMessage = { type: 'prepare', contender: c.id, env: ctx.env, counterUrl: redis.url, name, counterKey, callers: CALLERS_PER_PROCESS };
-        for (const m of await Promise.all(workers.map((w) => w.ask(prepare, 30_000)))) expect(m, 'ready');
+        for (const m of await Promise.all(workers.map((w) => w.ask(prepare, 30_000)))) answer(m, 'ready');
         await redis.admin.set(counterKey, '0');
+        const statsBefore = await redis.commandStats();
         const before = await redis.commandsProcessed();
         // A give-up of a peer at default settings can take a few seconds past the deadline.
-        const done = (await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs }, durationMs + 60_000)))).map((m) => expect(m, 'done'));
+        const done = (await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs }, durationMs + 60_000)))).map((m) => answer(m, 'done'));
         const after = await redis.commandsProcessed();
+        const statsAfter = await redis.commandStats();
         const counter = Number(await redis.admin.get(counterKey));
         const sections = done.reduce((n, d) => n + d.sections, 0);
         const errors = done.reduce((n, d) => n + d.errors, 0);
@@ -91,6 +58,7 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
         const fifoWaitMs = ((callers - 1) * elapsedMs) / Math.max(1, sections);
         const commands = after - before - 1; // the second INFO counts itself
         const firstError = done.find((d) => d.firstError)?.firstError;
+        const waits = done.flatMap((d) => d.waits);
         if (sections === 0) throw new Error(`no section completed${firstError ? `: ${firstError}` : ''}`);
         return {
           throughput: (sections * 1000) / elapsedMs,
@@ -100,12 +68,14 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
           maxWaitMs,
           fifoWaitMs,
           waitVsFifo: maxWaitMs / fifoWaitMs,
+          p99WaitMs: quantile(waits, 0.99),
+          ...(c.store === 'redis' ? perSection(statsBefore, statsAfter, sections) : {}),
           exact: counter === sections ? 1 : 0,
           lostUpdates: sections - counter,
         };
       } finally {
         for (const m of await Promise.all(workers.map((w) => w.ask({ type: 'close' }, 15_000)))) {
-          if (m.type === 'failed') ctx.log(`  ${scenario} ${c.id}: closing a worker failed: ${m.message}`);
+          if (m.type !== 'closed') ctx.log(`  ${scenario} ${c.id}: closing a worker failed: ${'message' in m ? m.message : m.type}`);
         }
         await redis.admin.del(counterKey);
       }
@@ -116,6 +86,11 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
       const inexact = r.samples.filter((s) => s.exact !== 1).length;
       if (inexact > 0) r.notes.push(`counter INEXACT in ${inexact}/${r.samples.length} runs (sections overlapped; ${r.samples.map((s) => s.lostUpdates).join(', ')} lost updates)`);
       const errors = r.samples.reduce((n, s) => n + (s.errors ?? 0), 0);
+      const breakdown = Object.entries(r.median)
+        .filter(([k, v]) => k.startsWith('cmd:') && v >= 0.05)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k.slice(4)} ${v.toFixed(1)}`);
+      if (breakdown.length && r.kind !== 'peer') r.notes.push(`Redis commands per section (incl. the section's get + set, and calls inside scripts): ${breakdown.join(', ')}`);
       if (errors > 0) r.notes.push(`${errors} acquisitions gave up (retries exhausted) and were retried by the caller`);
     }
     return rows;

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { contenderById, type BenchEnv, type LockClient } from '../contenders/index.js';
 import { now } from '../support/stats.js';
 import { MAX_CYCLES_PER_CALLER } from '../support/loops.js';
+import { serveParent } from '../support/child.js';
 
 export type ParentMessage =
   | { type: 'prepare'; contender: string; env: BenchEnv; counterUrl: string; name: string; counterKey: string; callers: number }
@@ -17,35 +18,34 @@ export type ParentMessage =
 
 export type WorkerMessage =
   | { type: 'ready' }
-  | { type: 'done'; sections: number; errors: number; maxWaitMs: number; elapsedMs: number; firstError?: string }
-  | { type: 'closed' }
-  | { type: 'failed'; message: string };
+  | { type: 'done'; sections: number; errors: number; maxWaitMs: number; waits: number[]; elapsedMs: number; firstError?: string }
+  | { type: 'closed' };
+
+/** Wait samples sent back per worker and run, at most. */
+const MAX_WAIT_SAMPLES = 50_000;
 
 let client: LockClient | undefined;
 let counter: Redis | undefined;
 let job: Extract<ParentMessage, { type: 'prepare' }> | undefined;
 
-const send = (message: WorkerMessage): void => {
-  process.send?.(message);
-};
-
-async function prepare(m: Extract<ParentMessage, { type: 'prepare' }>): Promise<void> {
+async function prepare(m: Extract<ParentMessage, { type: 'prepare' }>): Promise<WorkerMessage> {
   job = m;
   counter = new Redis(m.counterUrl, { lazyConnect: true });
   await counter.connect();
   client = await contenderById(m.contender).create(m.env);
   // Warm-up outside the measured window: connections, script cache.
   await client.withLock(`${m.name}:warmup:${process.pid}`, async () => {});
-  send({ type: 'ready' });
+  return { type: 'ready' };
 }
 
-async function go(durationMs: number): Promise<void> {
+async function go({ durationMs }: { durationMs: number }): Promise<WorkerMessage> {
   const { name, counterKey, callers } = job!;
   const lock = client!;
   const redis = counter!;
   let sections = 0;
   let errors = 0;
   let maxWaitMs = 0;
+  const waits: number[] = [];
   let firstError: string | undefined;
   const section = async (): Promise<void> => {
     const value = Number(await redis.get(counterKey));
@@ -63,7 +63,9 @@ async function go(durationMs: number): Promise<void> {
           try {
             await lock.withLock(name, async () => {
               entered = true;
-              maxWaitMs = Math.max(maxWaitMs, now() - requested);
+              const waited = now() - requested;
+              maxWaitMs = Math.max(maxWaitMs, waited);
+              if (waits.length < MAX_WAIT_SAMPLES) waits.push(waited);
               await section();
             });
             sections++;
@@ -84,22 +86,15 @@ async function go(durationMs: number): Promise<void> {
       }
     }),
   );
-  send({ type: 'done', sections, errors, maxWaitMs, elapsedMs: now() - started, firstError });
+  return { type: 'done', sections, errors, maxWaitMs, waits, elapsedMs: now() - started, firstError };
 }
 
-async function close(): Promise<void> {
+async function close(): Promise<WorkerMessage> {
   await client?.close();
   await counter?.quit();
   client = undefined;
   counter = undefined;
-  send({ type: 'closed' });
+  return { type: 'closed' };
 }
 
-process.on('message', (m: ParentMessage) => {
-  const fail = (err: unknown): void => send({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
-  if (m.type === 'prepare') prepare(m).catch(fail);
-  else if (m.type === 'go') go(m.durationMs).catch(fail);
-  else if (m.type === 'close') close().catch(fail);
-  else if (m.type === 'exit') process.exit(0);
-});
-process.on('disconnect', () => process.exit(0));
+serveParent<ParentMessage>({ prepare, go, close });

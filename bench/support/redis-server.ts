@@ -43,6 +43,7 @@ export class BenchRedis {
       child.once('exit', (code) => reject(new Error(`redis-server exited with code ${String(code)}`)));
     });
     const admin = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => 50 });
+    admin.on('error', () => {}); // refused connections while the server starts; failures surface from the calls
     const deadline = now() + 10_000;
     for (;;) {
       try {
@@ -67,6 +68,14 @@ export class BenchRedis {
   async commandsProcessed(): Promise<number> {
     const info = await this.admin.info('stats');
     return Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? NaN);
+  }
+
+  /** Calls per command from `INFO commandstats` (commands run inside scripts count too). */
+  async commandStats(): Promise<Map<string, number>> {
+    const info = await this.admin.info('commandstats');
+    const stats = new Map<string, number>();
+    for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) stats.set(m[1]!, Number(m[2]));
+    return stats;
   }
 
   async stop(): Promise<void> {
