@@ -42,6 +42,8 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
       try {
         const prepare: ParentMessage = { type: 'prepare', contender: c.id, env: ctx.env, counterUrl: redis.url, name, counterKey, callers: CALLERS_PER_PROCESS };
         for (const m of await Promise.all(workers.map((w) => w.ask(prepare, 30_000)))) answer(m, 'ready');
+        const warmupMs = Math.min(300, durationMs);
+        for (const m of await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs: warmupMs, warmup: true }, warmupMs + 60_000)))) answer(m, 'done');
         await redis.admin.set(counterKey, '0');
         const statsBefore = await redis.commandStats();
         const before = await redis.commandsProcessed();
@@ -68,6 +70,7 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
           maxWaitMs,
           fifoWaitMs,
           waitVsFifo: maxWaitMs / fifoWaitMs,
+          p50WaitMs: quantile(waits, 0.5),
           p99WaitMs: quantile(waits, 0.99),
           ...(c.store === 'redis' ? perSection(statsBefore, statsAfter, sections) : {}),
           exact: counter === sections ? 1 : 0,
@@ -77,7 +80,7 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
         for (const m of await Promise.all(workers.map((w) => w.ask({ type: 'close' }, 15_000)))) {
           if (m.type !== 'closed') ctx.log(`  ${scenario} ${c.id}: closing a worker failed: ${'message' in m ? m.message : m.type}`);
         }
-        await redis.admin.del(counterKey);
+        await redis.admin.del(counterKey, `${counterKey}:warmup`);
       }
     });
     addRatios(rows, true);

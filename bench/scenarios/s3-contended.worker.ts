@@ -1,7 +1,8 @@
 /**
  * A child process of scenario 3: runs `callers` loops that each take the
  * shared lock and do a non-atomic read-modify-write of a Redis counter.
- * Driven over IPC by s3-contended.scenario.ts: prepare → ready, go → done,
+ * Driven over IPC by s3-contended.scenario.ts: prepare → ready, go → done
+ * (once unmeasured as a warm-up, once measured),
  * close → closed, exit.
  */
 import { Redis } from 'ioredis';
@@ -12,7 +13,7 @@ import { serveParent } from '../support/child.js';
 
 export type ParentMessage =
   | { type: 'prepare'; contender: string; env: BenchEnv; counterUrl: string; name: string; counterKey: string; callers: number }
-  | { type: 'go'; durationMs: number }
+  | { type: 'go'; durationMs: number; /** An unmeasured round on other keys: JIT, pub/sub connections, script cache. */ warmup?: boolean }
   | { type: 'close' }
   | { type: 'exit' };
 
@@ -33,13 +34,13 @@ async function prepare(m: Extract<ParentMessage, { type: 'prepare' }>): Promise<
   counter = new Redis(m.counterUrl, { lazyConnect: true });
   await counter.connect();
   client = await contenderById(m.contender).create(m.env);
-  // Warm-up outside the measured window: connections, script cache.
-  await client.withLock(`${m.name}:warmup:${process.pid}`, async () => {});
   return { type: 'ready' };
 }
 
-async function go({ durationMs }: { durationMs: number }): Promise<WorkerMessage> {
-  const { name, counterKey, callers } = job!;
+async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>): Promise<WorkerMessage> {
+  const { callers } = job!;
+  const name = warmup ? `${job!.name}:warmup` : job!.name;
+  const counterKey = warmup ? `${job!.counterKey}:warmup` : job!.counterKey;
   const lock = client!;
   const redis = counter!;
   let sections = 0;

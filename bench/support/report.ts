@@ -20,7 +20,7 @@ function extra(r: Row): string {
   if (r.scenario === 's3' || r.scenario === 's6b') {
     const parts = [];
     if (!Number.isNaN(m.lockCommandsPerSection ?? NaN)) parts.push(`${(m.lockCommandsPerSection ?? 0).toFixed(1)} cmd/sect`);
-    parts.push(`max wait ${ms(m.maxWaitMs)} ms (${(m.waitVsFifo ?? NaN).toFixed(2)}× FIFO), p99 wait ${ms(m.p99WaitMs)} ms`);
+    parts.push(`wait p50/p99/max ${ms(m.p50WaitMs)}/${ms(m.p99WaitMs)}/${ms(m.maxWaitMs)} ms, max ${(m.waitVsFifo ?? NaN).toFixed(2)}× FIFO (${ms(m.fifoWaitMs)} ms)`);
     parts.push(r.samples.every((s) => s.exact === 1) ? 'exact' : 'INEXACT');
     const errors = r.samples.reduce((n, s) => n + (s.errors ?? 0), 0);
     if (errors) parts.push(`${errors} give-ups`);
