@@ -30,7 +30,7 @@ function parseArgs(argv: string[]): { options: BenchOptions; only: Set<number> |
   const repeats = Number(argv.find((a) => a.startsWith('--repeats='))?.slice(10) ?? NaN);
   const options: BenchOptions = quick
     ? { quick, repeats: 2, longRepeats: 2, runMs: 400, longRunMs: 1_000 }
-    : { quick, repeats: 5, longRepeats: 3, runMs: 1_000, longRunMs: 3_000 };
+    : { quick, repeats: 7, longRepeats: 5, runMs: 1_000, longRunMs: 3_000 };
   const withRepeats = Number.isInteger(repeats) && repeats > 0 ? { ...options, repeats, longRepeats: repeats } : options;
   return { options: withRepeats, only: only ? new Set(only.split(',').map(Number)) : undefined };
 }

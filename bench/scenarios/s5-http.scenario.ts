@@ -73,12 +73,12 @@ export async function http(ctx: BenchContext, redisAvailable: boolean): Promise<
   const routes = ROUTES.filter((r) => redisAvailable || r.provider !== 'redis');
   try {
     let seq = 0;
-    const rows = await interleave(ctx, 's5', `HTTP, ${HTTP_CONNECTIONS} connections`, 'req/s', routes, ctx.options.longRepeats, async (route) => {
+    const rows = await interleave(ctx, 's5', `HTTP, ${HTTP_CONNECTIONS} connections`, 'req/s', routes, ctx.options.longRepeats, async (route, rep) => {
       const { port } = await server(route.provider);
       const url = `http://127.0.0.1:${port}`;
       const base = `r${seq++}`;
       let n = 0;
-      await autocannon({ url, connections: HTTP_CONNECTIONS, duration: 1, requests: [{ method: 'GET', path: `/${route.path}/w` }] }); // warm-up
+      if (rep === 0) await autocannon({ url, connections: HTTP_CONNECTIONS, duration: 1, requests: [{ method: 'GET', path: `/${route.path}/w` }] }); // warm-up (JIT)
       const result = await autocannon({
         url,
         connections: HTTP_CONNECTIONS,
