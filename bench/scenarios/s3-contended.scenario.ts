@@ -42,8 +42,11 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
       try {
         const prepare: ParentMessage = { type: 'prepare', contender: c.id, env: ctx.env, counterUrl: redis.url, name, counterKey, callers: CALLERS_PER_PROCESS };
         for (const m of await Promise.all(workers.map((w) => w.ask(prepare, 30_000)))) answer(m, 'ready');
-        const warmupMs = Math.min(300, durationMs);
-        for (const m of await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs: warmupMs, warmup: true }, warmupMs + 60_000)))) answer(m, 'done');
+        // Unmeasured warm-up round, under MONITOR: how many of the commands are round trips from the clients.
+        const warmupMs = Math.min(500, durationMs);
+        const warm = await redis.countCommands(() => Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs: warmupMs, warmup: true }, warmupMs + 60_000))));
+        const warmSections = warm.result.map((m) => answer(m, 'done')).reduce((n, d) => n + d.sections, 0);
+        const roundTripsPerSection = warmSections > 0 ? (warm.client - SECTION_COMMANDS * warmSections) / warmSections : NaN;
         await redis.admin.set(counterKey, '0');
         const statsBefore = await redis.commandStats();
         const before = await redis.commandsProcessed();
@@ -67,6 +70,7 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
           sections,
           errors,
           lockCommandsPerSection: c.store === 'redis' ? (commands - SECTION_COMMANDS * sections) / sections : NaN,
+          roundTripsPerSection: c.store === 'redis' ? roundTripsPerSection : NaN,
           maxWaitMs,
           fifoWaitMs,
           waitVsFifo: maxWaitMs / fifoWaitMs,

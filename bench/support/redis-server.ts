@@ -78,6 +78,28 @@ export class BenchRedis {
     return stats;
   }
 
+  /**
+   * Runs `during` with a MONITOR connection open and counts the commands sent
+   * by clients and those run inside Lua scripts (MONITOR shows them as
+   * `lua`). MONITOR slows the server down, so use it outside measured windows.
+   */
+  async countCommands<T>(during: () => Promise<T>): Promise<{ result: T; client: number; lua: number }> {
+    const monitor = await this.admin.monitor();
+    let client = 0;
+    let lua = 0;
+    monitor.on('monitor', (_time: string, _args: string[], source: string) => {
+      if (source === 'lua') lua++;
+      else client++;
+    });
+    try {
+      const result = await during();
+      await sleep(50); // let the last MONITOR lines arrive
+      return { result, client, lua };
+    } finally {
+      monitor.disconnect();
+    }
+  }
+
   async stop(): Promise<void> {
     this.admin.disconnect();
     if (this.child.exitCode !== null) return;

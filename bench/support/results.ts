@@ -19,7 +19,7 @@ export interface Row {
   samples: Measurement[];
   /** Median of every metric over the repeats. */
   median: Measurement;
-  /** Throughput: min, max, relative spread ((max - min) / median). */
+  /** Throughput: min, max, relative spread (interquartile range / median). */
   min: number;
   max: number;
   spread: number;

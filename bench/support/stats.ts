@@ -14,11 +14,14 @@ export function quantile(values: readonly number[], q: number): number {
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
 }
 
-/** Relative spread of repeated measurements: (max - min) / median. */
+/**
+ * Relative spread of repeated measurements: the interquartile range over the
+ * median (robust to the one run a busy machine spoils; min and max are kept too).
+ */
 export function spread(values: readonly number[]): number {
   if (values.length < 2) return 0;
   const m = median(values);
-  return m === 0 ? 0 : (Math.max(...values) - Math.min(...values)) / m;
+  return m === 0 ? 0 : (quantile(values, 0.75) - quantile(values, 0.25)) / m;
 }
 
 export const now = (): number => performance.now();

@@ -99,7 +99,8 @@ describe('table arithmetic', () => {
   test('median, quantile and spread', () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(quantile([0, 10], 0.99)).toBeCloseTo(9.9);
-    expect(spread([90, 100, 110])).toBeCloseTo(0.2);
+    expect(spread([90, 100, 110])).toBeCloseTo(0.1);
+    expect(spread([10, 100, 100, 100, 1000])).toBe(0);
   });
 
   test('ratios against the raw baseline and the best peer, and the best peer at default settings', () => {
