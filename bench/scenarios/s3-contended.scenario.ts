@@ -47,14 +47,14 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
         const warm = await redis.countCommands(() => Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs: warmupMs, warmup: true }, warmupMs + 60_000))));
         const warmSections = warm.result.map((m) => answer(m, 'done')).reduce((n, d) => n + d.sections, 0);
         const roundTripsPerSection = warmSections > 0 ? (warm.client - SECTION_COMMANDS * warmSections) / warmSections : NaN;
-        await redis.admin.set(counterKey, '0');
+        await redis.admin.del(counterKey);
         const statsBefore = await redis.commandStats();
         const before = await redis.commandsProcessed();
         // A give-up of a peer at default settings can take a few seconds past the deadline.
         const done = (await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs }, durationMs + 60_000)))).map((m) => answer(m, 'done'));
         const after = await redis.commandsProcessed();
         const statsAfter = await redis.commandStats();
-        const counter = Number(await redis.admin.get(counterKey));
+        const counter = Number((await redis.admin.get(counterKey))?.split(' ')[0] ?? NaN);
         const sections = done.reduce((n, d) => n + d.sections, 0);
         const errors = done.reduce((n, d) => n + d.errors, 0);
         const elapsedMs = Math.max(...done.map((d) => d.elapsedMs));
@@ -64,6 +64,8 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
         const commands = after - before - 1; // the second INFO counts itself
         const firstError = done.find((d) => d.firstError)?.firstError;
         const waits = done.flatMap((d) => d.waits);
+        const switches = done.reduce((n, d) => n + d.switches, 0);
+        const busiest = Math.max(...done.flatMap((d) => d.perCaller));
         if (sections === 0) throw new Error(`no section completed${firstError ? `: ${firstError}` : ''}`);
         return {
           throughput: (sections * 1000) / elapsedMs,
@@ -78,6 +80,12 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
           p99WaitMs: quantile(waits, 0.99),
           ...(c.store === 'redis' ? perSection(statsBefore, statsAfter, sections) : {}),
           exact: counter === sections ? 1 : 0,
+          /** Share of sections whose previous section was another caller's: near 1 for a fair lock, low when one caller barges back in. */
+          handOverShare: switches / sections,
+          /** Sections/s that followed another caller's section: how fast the lock actually moves between callers. */
+          handOversPerSecond: (switches * 1000) / elapsedMs,
+          /** Share of all sections done by the busiest of the 16 callers: 1/16 for a fair lock. */
+          busiestCallerShare: busiest / sections,
           lostUpdates: sections - counter,
         };
       } finally {

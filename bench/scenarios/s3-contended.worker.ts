@@ -1,6 +1,7 @@
 /**
  * A child process of scenario 3: runs `callers` loops that each take the
- * shared lock and do a non-atomic read-modify-write of a Redis counter.
+ * shared lock and do a non-atomic read-modify-write of a Redis counter
+ * (`"<count> <last caller>"`, so the same GET + SET also show hand-overs).
  * Driven over IPC by s3-contended.scenario.ts: prepare → ready, go → done
  * (once unmeasured as a warm-up, once measured),
  * close → closed, exit.
@@ -19,7 +20,7 @@ export type ParentMessage =
 
 export type WorkerMessage =
   | { type: 'ready' }
-  | { type: 'done'; sections: number; errors: number; maxWaitMs: number; waits: number[]; elapsedMs: number; firstError?: string }
+  | { type: 'done'; sections: number; switches: number; perCaller: number[]; errors: number; maxWaitMs: number; waits: number[]; elapsedMs: number; firstError?: string }
   | { type: 'closed' };
 
 /** Wait samples sent back per worker and run, at most. */
@@ -48,14 +49,19 @@ async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>
   let maxWaitMs = 0;
   const waits: number[] = [];
   let firstError: string | undefined;
-  const section = async (): Promise<void> => {
-    const value = Number(await redis.get(counterKey));
-    await redis.set(counterKey, String(value + 1));
+  // The counter holds "<count> <last caller>": the same GET + SET also tell whether the lock changed hands.
+  let switches = 0;
+  const perCaller = new Array<number>(callers).fill(0);
+  const section = async (caller: string): Promise<void> => {
+    const [count = '0', last] = (await redis.get(counterKey))?.split(' ') ?? [];
+    if (last !== caller) switches++;
+    await redis.set(counterKey, `${Number(count) + 1} ${caller}`);
   };
   const started = now();
   const deadline = started + durationMs;
   await Promise.all(
-    Array.from({ length: callers }, async () => {
+    Array.from({ length: callers }, async (_, index) => {
+      const caller = `${process.pid}.${index}`;
       for (let i = 0; i < MAX_CYCLES_PER_CALLER && now() < deadline; ) {
         // A wait lasts from the first request to entry, across a peer's give-ups and our retries of them.
         const requested = now();
@@ -67,9 +73,10 @@ async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>
               const waited = now() - requested;
               maxWaitMs = Math.max(maxWaitMs, waited);
               if (waits.length < MAX_WAIT_SAMPLES) waits.push(waited);
-              await section();
+              await section(caller);
             });
             sections++;
+            perCaller[index]!++;
             i++;
             break;
           } catch (err) {
@@ -78,6 +85,7 @@ async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>
             if (entered) {
               // Failed after the section ran (a release that threw): the section still counts.
               sections++;
+              perCaller[index]!++;
               i++;
               break;
             }
@@ -87,7 +95,7 @@ async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>
       }
     }),
   );
-  return { type: 'done', sections, errors, maxWaitMs, waits, elapsedMs: now() - started, firstError };
+  return { type: 'done', sections, switches, perCaller, errors, maxWaitMs, waits, elapsedMs: now() - started, firstError };
 }
 
 async function close(): Promise<WorkerMessage> {

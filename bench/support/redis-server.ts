@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { now, sleep } from './stats.js';
 
@@ -84,19 +84,33 @@ export class BenchRedis {
    * `lua`). MONITOR slows the server down, so use it outside measured windows.
    */
   async countCommands<T>(during: () => Promise<T>): Promise<{ result: T; client: number; lua: number }> {
-    const monitor = await this.admin.monitor();
+    // A plain socket rather than ioredis' monitor mode, which trips over RESP3 HELLOs of clients connecting meanwhile.
+    const socket = connect(this.port, '127.0.0.1');
     let client = 0;
     let lua = 0;
-    monitor.on('monitor', (_time: string, _args: string[], source: string) => {
-      if (source === 'lua') lua++;
-      else client++;
+    let buffered = '';
+    let started!: () => void;
+    const ok = new Promise<void>((resolve) => (started = resolve));
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split('\r\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        if (line === '+OK') started();
+        else if (/^\+\d+\.\d+ \[\d+ lua\]/.test(line)) lua++;
+        else if (/^\+\d+\.\d+ \[/.test(line)) client++;
+      }
     });
+    socket.on('error', () => started());
+    socket.write('MONITOR\r\n');
+    await Promise.race([ok, sleep(2_000)]);
     try {
       const result = await during();
       await sleep(50); // let the last MONITOR lines arrive
       return { result, client, lua };
     } finally {
-      monitor.disconnect();
+      socket.destroy();
     }
   }
 

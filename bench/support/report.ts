@@ -13,6 +13,7 @@ export const SCENARIO_TITLES: Record<string, string> = {
 
 const ratio = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '-' : `${x.toFixed(2)}×`);
 const ms = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '-' : x < 10 ? x.toFixed(2) : x.toFixed(0));
+const pc = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '-' : `${(x * 100).toFixed(0)}%`);
 const pct = (x: number): string => `±${((x / 2) * 100).toFixed(0)}%`;
 
 function extra(r: Row): string {
@@ -23,6 +24,7 @@ function extra(r: Row): string {
       parts.push(`${(m.lockCommandsPerSection ?? 0).toFixed(1)} cmd/sect (${(m.roundTripsPerSection ?? NaN).toFixed(1)} round trips)`);
     }
     parts.push(`wait p50/p99/max ${ms(m.p50WaitMs)}/${ms(m.p99WaitMs)}/${ms(m.maxWaitMs)} ms, max ${(m.waitVsFifo ?? NaN).toFixed(2)}× FIFO (${ms(m.fifoWaitMs)} ms)`);
+    parts.push(`hand-overs ${pc(m.handOverShare)} (${fmt(m.handOversPerSecond ?? NaN)}/s), busiest caller ${pc(m.busiestCallerShare)}`);
     parts.push(r.samples.every((s) => s.exact === 1) ? 'exact' : 'INEXACT');
     const errors = r.samples.reduce((n, s) => n + (s.errors ?? 0), 0);
     if (errors) parts.push(`${errors} give-ups`);
