@@ -4,10 +4,10 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 
 /** The two HTTP platforms every e2e scenario runs on. */
-export const httpAdapters = [
+export const httpAdapters: ReadonlyArray<readonly [string, () => ExpressAdapter | FastifyAdapter]> = [
   ['express', () => new ExpressAdapter()],
   ['fastify', () => new FastifyAdapter()],
-] as const;
+];
 
 /** Creates and initialises an app on the given platform, ready for supertest. */
 export async function createHttpApp(ref: TestingModule, adapter: ExpressAdapter | FastifyAdapter): Promise<INestApplication> {
