@@ -42,6 +42,17 @@ async function stopServer(server: Server): Promise<void> {
   clearTimeout(timer);
 }
 
+/** `seconds` of autocannon on `/<path>/<base>-<n>`, a new `n` per request (so a new lock name on `distinct`). */
+function load(port: number, path: string, base: string, seconds: number): Promise<autocannon.AutocannonResult> {
+  let n = 0;
+  return autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: HTTP_CONNECTIONS,
+    duration: seconds,
+    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/${path}/${base}-${n++}` }) }],
+  });
+}
+
 interface Route extends Subject {
   provider: 'memory' | 'redis';
   path: string;
@@ -64,27 +75,31 @@ const ROUTES: Route[] = [
 export async function http(ctx: BenchContext, redisAvailable: boolean): Promise<Row[]> {
   const servers = new Map<'memory' | 'redis', Server | Error>();
   const server = async (provider: 'memory' | 'redis'): Promise<Server> => {
-    if (!servers.has(provider)) servers.set(provider, await startServer(provider, ctx.env.redisUrl).catch((err: Error) => err));
+    if (!servers.has(provider)) {
+      const started = await startServer(provider, ctx.env.redisUrl).then(
+        async (s) => {
+          // The JIT needs seconds of traffic before a route runs at speed: warm every route of this server up front.
+          for (const route of ROUTES.filter((r) => r.provider === provider)) {
+            await load(s.port, route.path, `warm`, warmupSeconds);
+          }
+          return s;
+        },
+        (err: Error) => err,
+      );
+      servers.set(provider, started);
+    }
     const s = servers.get(provider)!;
     if (s instanceof Error) throw s;
     return s;
   };
   const seconds = Math.max(1, Math.round(ctx.options.longRunMs / 1000));
+  const warmupSeconds = ctx.options.quick ? 1 : 2;
   const routes = ROUTES.filter((r) => redisAvailable || r.provider !== 'redis');
   try {
     let seq = 0;
-    const rows = await interleave(ctx, 's5', `HTTP, ${HTTP_CONNECTIONS} connections`, 'req/s', routes, ctx.options.longRepeats, async (route, rep) => {
+    const rows = await interleave(ctx, 's5', `HTTP, ${HTTP_CONNECTIONS} connections`, 'req/s', routes, ctx.options.longRepeats, async (route) => {
       const { port } = await server(route.provider);
-      const url = `http://127.0.0.1:${port}`;
-      const base = `r${seq++}`;
-      let n = 0;
-      if (rep === 0) await autocannon({ url, connections: HTTP_CONNECTIONS, duration: 1, requests: [{ method: 'GET', path: `/${route.path}/w` }] }); // warm-up (JIT)
-      const result = await autocannon({
-        url,
-        connections: HTTP_CONNECTIONS,
-        duration: seconds,
-        requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/${route.path}/${base}-${n++}` }) }],
-      });
+      const result = await load(port, route.path, `r${seq++}`, seconds);
       const failed = result.errors + result.timeouts + result.non2xx;
       if (result['2xx'] === 0) throw new Error(`no 2xx answer (${failed} failures)`);
       return {

@@ -20,27 +20,29 @@ declare module 'redlock' {
 }
 
 declare module 'autocannon' {
-  interface AutocannonRequest {
-    method?: string;
-    path?: string;
-    setupRequest?: (req: { path: string; method?: string }, context: unknown) => { path: string; method?: string };
+  namespace autocannon {
+    interface AutocannonRequest {
+      method?: string;
+      path?: string;
+      setupRequest?: (req: { path: string; method?: string }, context: unknown) => { path: string; method?: string };
+    }
+    interface AutocannonOptions {
+      url: string;
+      connections?: number;
+      duration?: number;
+      pipelining?: number;
+      requests?: AutocannonRequest[];
+    }
+    interface AutocannonResult {
+      requests: { average: number; total: number };
+      latency: { p50: number; p99: number; average: number };
+      errors: number;
+      timeouts: number;
+      non2xx: number;
+      '2xx': number;
+      duration: number;
+    }
   }
-  interface AutocannonOptions {
-    url: string;
-    connections?: number;
-    duration?: number;
-    pipelining?: number;
-    requests?: AutocannonRequest[];
-  }
-  interface AutocannonResult {
-    requests: { average: number; total: number };
-    latency: { p50: number; p99: number; average: number };
-    errors: number;
-    timeouts: number;
-    non2xx: number;
-    '2xx': number;
-    duration: number;
-  }
-  function autocannon(options: AutocannonOptions): Promise<AutocannonResult>;
+  function autocannon(options: autocannon.AutocannonOptions): Promise<autocannon.AutocannonResult>;
   export = autocannon;
 }
