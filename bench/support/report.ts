@@ -3,12 +3,12 @@ import { fmt } from './runner.js';
 
 export const SCENARIO_TITLES: Record<string, string> = {
   s1: '1. Uncontended (Redis)',
-  s2: '2. Parallel, distinct names (Redis)',
-  s3: '3. Contended: 4 processes × 4 callers, 1 name (Redis)',
+  s2: '2. Parallel (Redis)',
+  s3: '3. Contended (Redis)',
   s4: '4. In-memory',
   s5: '5. HTTP (Nest express, autocannon)',
   s6a: '6a. Uncontended (PostgreSQL)',
-  s6b: '6b. Contended: 4 processes × 4 callers, 1 name (PostgreSQL)',
+  s6b: '6b. Contended (PostgreSQL)',
 };
 
 const ratio = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '-' : `${x.toFixed(2)}×`);

@@ -19,29 +19,41 @@ export function chart(rows: Row[], subtitle: string): string {
   const gap = 6;
   const parts: string[] = [];
   let y = 56;
-  const groups = new Map<string, Row[]>();
+  const groups: Array<{ title: string; rows: Row[]; value: (r: Row) => number; whiskers: boolean }> = [];
+  const byKey = new Map<string, Row[]>();
   for (const r of rows) {
     if (r.skipped || r.samples.length === 0) continue;
     const key = `${r.scenario}|${r.variant}`;
-    groups.set(key, [...(groups.get(key) ?? []), r]);
+    byKey.set(key, [...(byKey.get(key) ?? []), r]);
   }
-  for (const group of groups.values()) {
+  for (const group of byKey.values()) {
     const first = group[0]!;
-    parts.push(`<text x="10" y="${y}" class="h">${esc(`${SCENARIO_TITLES[first.scenario] ?? first.scenario} — ${first.variant} (${first.unit})`)}</text>`);
+    const title = `${SCENARIO_TITLES[first.scenario] ?? first.scenario} — ${first.variant}`;
+    groups.push({ title: `${title} (${first.unit})`, rows: group, value: (r) => r.median.throughput!, whiskers: true });
+    if (group.some((r) => r.median.handOversPerSecond !== undefined)) {
+      // The lock passing from one caller to another: what a FIFO lock does every section, and a barging one rarely.
+      groups.push({ title: `${title} (hand-overs between callers/s)`, rows: group, value: (r) => r.median.handOversPerSecond ?? 0, whiskers: false });
+    }
+  }
+  for (const group of groups) {
+    parts.push(`<text x="10" y="${y}" class="h">${esc(group.title)}</text>`);
     y += 10;
-    const top = Math.max(...group.map((r) => r.max));
-    for (const r of group) {
+    const top = Math.max(...group.rows.map((r) => (group.whiskers ? r.max : group.value(r))), 1e-9);
+    for (const r of group.rows) {
       const color = r.kind === 'ours' ? COLORS.ours : r.kind === 'raw' ? COLORS.raw : r.retry === 'tuned' ? COLORS.tuned : COLORS.default;
-      const w = Math.max(1, (r.median.throughput! / top) * barMax);
-      const x0 = labelW + (r.min / top) * barMax;
-      const x1 = labelW + (r.max / top) * barMax;
+      const v = group.value(r);
+      const w = Math.max(1, (v / top) * barMax);
+      const x1 = group.whiskers ? labelW + (r.max / top) * barMax : labelW + w;
       const cy = y + barH / 2;
       parts.push(
         `<text x="${labelW - 8}" y="${cy + 4}" text-anchor="end"${r.kind === 'ours' ? ' class="b"' : ''}>${esc(describe(r))}</text>`,
         `<rect x="${labelW}" y="${y}" width="${w.toFixed(1)}" height="${barH}" fill="${color}"/>`,
-        `<line x1="${x0.toFixed(1)}" x2="${x1.toFixed(1)}" y1="${cy}" y2="${cy}" stroke="#24292f" stroke-width="1"/>`,
-        `<text x="${(labelW + Math.max(w, x1 - labelW) + 6).toFixed(1)}" y="${cy + 4}">${esc(fmt(r.median.throughput!))}</text>`,
       );
+      if (group.whiskers) {
+        const x0 = labelW + (r.min / top) * barMax;
+        parts.push(`<line x1="${x0.toFixed(1)}" x2="${x1.toFixed(1)}" y1="${cy}" y2="${cy}" stroke="#24292f" stroke-width="1"/>`);
+      }
+      parts.push(`<text x="${(Math.max(labelW + w, x1) + 6).toFixed(1)}" y="${cy + 4}">${esc(fmt(v))}</text>`);
       y += barH + gap;
     }
     y += 18;
