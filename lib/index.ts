@@ -5,6 +5,15 @@ export { Locked, type LockedOptions, type LockNameFactory } from './locked.decor
 export { LockExceptionFilter, type LockExceptionFilterOptions, type LockErrorBody } from './lock-exception.filter.js';
 export { LockProvider, type LockAcquireRequest, type LockGrant } from './lock-provider.interface.js';
 export { InMemoryLockProvider } from './providers/in-memory-lock.provider.js';
+export { RedisLockProvider, DEFAULT_COMMAND_TIMEOUT, type RedisLockProviderOptions, type RedisConnection } from './providers/redis-lock.provider.js';
+export {
+  PostgresLockProvider,
+  DEFAULT_POSTGRES_LOCK_TABLE,
+  DEFAULT_POSTGRES_COMMAND_TIMEOUT,
+  POSTGRES_LOCK_SCHEMA_SQL,
+  type PostgresLockProviderOptions,
+  type PostgresConnection,
+} from './providers/postgres-lock.provider.js';
 export { createLockProvider } from './providers/lock-provider.factory.js';
 export { LockManager, DEFAULT_TTL, DEFAULT_KEY_PREFIX, type LockManagerOptions } from './lock-manager.js';
 export type { LockHandle } from './lock-handle.js';

@@ -58,6 +58,7 @@ export interface HeldLockSettings {
 }
 
 const now = (): number => performance.now();
+const MAX_TIMER = 2 ** 31 - 1;
 
 /** The engine's implementation of {@link LockHandle}. @internal */
 export class HeldLock implements LockHandle {
@@ -68,6 +69,8 @@ export class HeldLock implements LockHandle {
   private leaseEnd: number;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private renewing = false;
+  /** Renewal stopped short of a full `ttl` because of `maxHold`. */
+  private capped = false;
 
   constructor(
     readonly name: string,
@@ -157,10 +160,12 @@ export class HeldLock implements LockHandle {
     if (this.state !== 'held') return;
     const t = now();
     let at = this.leaseEnd;
-    if (this.settings.renew && !this.renewing && this.renewalCap() > t) {
-      at = Math.min(at, t + this.settings.ttl / 3);
+    if (this.settings.renew && !this.renewing) {
+      if (this.renewalCap() > t) at = Math.min(at, t + this.settings.ttl / 3);
+      else this.capped = true;
     }
-    this.timer = setTimeout(() => this.onTimer(), Math.max(0, at - t));
+    // setTimeout fires at once past 2^31-1 ms; a longer wait just re-arms.
+    this.timer = setTimeout(() => this.onTimer(), Math.min(MAX_TIMER, Math.max(0, at - t)));
     this.timer.unref?.();
   }
 
@@ -173,10 +178,10 @@ export class HeldLock implements LockHandle {
     if (this.state !== 'held') return;
     const t = now();
     if (t >= this.leaseEnd) {
-      const detail = this.renewing
-        ? `its ${this.settings.ttl} ms lease ended while renewal could not reach the store`
-        : this.settings.renew && this.settings.maxHold !== undefined && t >= this.renewalCap()
-          ? `maxHold of ${this.settings.maxHold} ms reached`
+      const detail = this.capped
+        ? `maxHold of ${this.settings.maxHold} ms reached`
+        : this.renewing
+          ? `its ${this.settings.ttl} ms lease ended while renewal could not reach the store`
           : this.settings.renew
             ? `its ${this.settings.ttl} ms lease ended before it could be renewed`
             : `its ${this.settings.ttl} ms lease ended (renew is off)`;
@@ -193,6 +198,7 @@ export class HeldLock implements LockHandle {
     this.renewing = true;
     const started = now();
     const ttl = Math.max(1, Math.min(this.settings.ttl, Math.floor(this.renewalCap() - started)));
+    if (ttl < this.settings.ttl) this.capped = true;
     let ok: boolean;
     try {
       ok = await this.ctx.provider.extend(this.key, this.owner, ttl);

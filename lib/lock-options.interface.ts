@@ -1,5 +1,7 @@
 import type { LockProvider } from './lock-provider.interface.js';
 import type { LockEvent } from './lock-events.interface.js';
+import type { RedisConnection } from './providers/redis-lock.provider.js';
+import type { PostgresConnection, PostgresLockProviderOptions } from './providers/postgres-lock.provider.js';
 
 /**
  * What happens when a lock is already held by another caller:
@@ -53,6 +55,40 @@ export interface LockModuleOptions {
    * `Test.createTestingModule(...).overrideProvider(LockProvider)` replaces it too.
    */
   provider?: LockProvider;
+  /**
+   * Keep locks in Redis, shared by every instance on the same Redis: a URL
+   * (`'redis://:password@host:6379/0'`), ioredis options, or an existing
+   * ioredis `Redis` or `Cluster` client. A connection built from a URL or
+   * options is closed on application shutdown; a client you pass in is left
+   * open. Needs the `ioredis` package (an optional peer dependency).
+   *
+   * @example
+   * ```ts
+   * LockModule.forRoot({ redis: process.env.REDIS_URL, commandTimeout: 1_000 })
+   * LockModule.forRoot({ redis: new Cluster([{ host: 'redis-0', port: 6379 }]) })
+   * ```
+   */
+  redis?: RedisConnection;
+  /**
+   * Keep locks in PostgreSQL (one row per lock): a connection string, a
+   * `pg.PoolConfig`, a `pg.Pool` the app already has (left open on shutdown),
+   * or full {@link PostgresLockProviderOptions} (`{ connection, tableName, createTable, prepareStatements }`).
+   * Needs the optional peer dependency `pg`. The module builds a
+   * `PostgresLockProvider` and closes it on shutdown.
+   *
+   * @example
+   * ```ts
+   * LockModule.forRoot({ postgres: process.env.DATABASE_URL, commandTimeout: 2_000 })
+   * ```
+   */
+  postgres?: PostgresConnection | PostgresLockProviderOptions;
+  /**
+   * Upper bound in ms on every call to the store (acquire, release, extend,
+   * ping), also while the client reconnects. Past it the call fails with
+   * {@link LockStoreError} instead of hanging. Default `2000`. Not used by the
+   * in-memory store.
+   */
+  commandTimeout?: number;
   /** Prefix of every store key, so lock keys never collide with the app's own. Default `'lock:'`. */
   keyPrefix?: string;
   /** Default lease in ms. Default `30000`. */

@@ -30,6 +30,13 @@ export interface LockGrant {
   readonly fencingToken: number;
   /** `true` when the grant came after queueing behind another holder (for the `contended` event). */
   readonly queued?: boolean;
+  /**
+   * `performance.now()` time no later than the moment the store started this
+   * grant's lease. The engine counts the lease (and the renewal schedule) from
+   * it. Set it for grants after a wait: their lease starts at the hand-off, not
+   * when `acquire` was called. Default: the time `acquire` was called.
+   */
+  readonly leaseStartedAt?: number;
 }
 
 /**

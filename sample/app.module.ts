@@ -7,12 +7,14 @@ import { PayoutsController } from './payouts/payouts.controller.js';
 import { PayoutsService } from './payouts/payouts.service.js';
 
 /**
- * The sample app. `LockModule.forRoot()` with no options uses the in-memory
- * provider: fine for one process. For several replicas, pass
- * `{ redis: process.env.REDIS_URL }` instead.
+ * The sample app. Without REDIS_URL it uses the in-memory provider: fine for
+ * one process. With REDIS_URL set, every replica shares its locks through Redis.
  */
 @Module({
-  imports: [LockModule.forRoot({ ttl: 30_000 }), ScheduleModule.forRoot()],
+  imports: [
+    LockModule.forRoot(process.env.REDIS_URL ? { redis: process.env.REDIS_URL, ttl: 30_000 } : { ttl: 30_000 }),
+    ScheduleModule.forRoot(),
+  ],
   controllers: [PayoutsController, AccountsController],
   providers: [PayoutsService, DigestTask],
 })

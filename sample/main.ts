@@ -11,7 +11,7 @@ async function bootstrap(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   new Logger('Sample').log(
     [
-      `Sample app on ${base} (in-memory lock provider). Try:`,
+      `Sample app on ${base} (${process.env.REDIS_URL ? 'Redis' : 'in-memory'} lock provider). Try:`,
       `  curl -s -X POST ${base}/payouts/run & curl -s -X POST ${base}/payouts/run; wait`,
       '    -> one answers {"status":"paid",...}; the other gets 500 while the first holds "payouts" (no filter on this route)',
       `  curl -s -X POST ${base}/accounts/42/recompute & curl -s -X POST ${base}/accounts/42/recompute; wait`,

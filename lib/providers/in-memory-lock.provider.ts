@@ -147,8 +147,9 @@ export class InMemoryLockProvider extends LockProvider {
     }
     this.cleanup(next);
     entry.owner = next.owner;
-    entry.expiresAt = now() + next.ttl;
-    next.resolve({ fencingToken: ++this.fence, queued: true });
+    const leaseStartedAt = now();
+    entry.expiresAt = leaseStartedAt + next.ttl;
+    next.resolve({ fencingToken: ++this.fence, queued: true, leaseStartedAt });
     if (entry.waiters.length > 0) this.arm(entry, key);
     else this.disarm(entry, key);
   }
@@ -162,7 +163,7 @@ export class InMemoryLockProvider extends LockProvider {
         if (entry.owner !== undefined && entry.expiresAt > now()) this.arm(entry, key);
         else this.settle(entry, key);
       },
-      Math.max(0, entry.expiresAt - now()) + 1,
+      Math.min(2 ** 31 - 1, Math.max(0, entry.expiresAt - now()) + 1), // longer waits re-arm
     );
     entry.expiryTimer.unref?.();
   }

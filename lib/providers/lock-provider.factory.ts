@@ -6,13 +6,31 @@ import { assertModuleOptions } from '../lock-options.validation.js';
 const owned = new WeakSet<LockProvider>();
 
 /**
- * Builds the store from module options: `provider` as given, else the
+ * Builds the store from module options: `provider` as given, a
+ * `RedisLockProvider` for `redis` (ioredis is loaded only then), a
+ * `PostgresLockProvider` for `postgres` (`pg` is loaded only then), else the
  * in-memory default. Providers built here are closed by the module on
  * shutdown; a `provider` you pass in stays yours.
  */
 export async function createLockProvider(options: LockModuleOptions = {}): Promise<LockProvider> {
   assertModuleOptions(options);
   if (options.provider) return options.provider;
+  if (options.redis !== undefined) {
+    const { RedisLockProvider } = await import('./redis-lock.provider.js');
+    const redis = new RedisLockProvider({ redis: options.redis, commandTimeout: options.commandTimeout });
+    owned.add(redis);
+    return redis;
+  }
+  if (options.postgres !== undefined) {
+    // Loaded only when configured: `pg` is an optional peer dependency.
+    const { PostgresLockProvider } = await import('./postgres-lock.provider.js');
+    const given = options.postgres;
+    const settings =
+      typeof given === 'object' && given !== null && 'connection' in given ? { ...given } : { connection: given };
+    const provider = new PostgresLockProvider({ commandTimeout: options.commandTimeout, ...settings });
+    owned.add(provider);
+    return provider;
+  }
   const provider = new InMemoryLockProvider();
   owned.add(provider);
   return provider;

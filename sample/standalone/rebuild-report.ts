@@ -12,7 +12,7 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { LockModule, LockService, type LockModuleOptions } from '../../lib/index.js';
 
-const options: LockModuleOptions = process.env.REDIS_URL ? ({ redis: process.env.REDIS_URL } as LockModuleOptions) : {};
+const options: LockModuleOptions = process.env.REDIS_URL ? { redis: process.env.REDIS_URL } : {};
 
 @Module({ imports: [LockModule.forRoot(options)] })
 class ScriptModule {}

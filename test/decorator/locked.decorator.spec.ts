@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Controller, Get, HttpCode, Injectable, Post, SetMetadata, UseGuards, type CanActivate } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { Cron, Interval, SchedulerRegistry, ScheduleModule } from '@nestjs/schedule';
+import { Cron, Interval, SchedulerRegistry, ScheduleModule, Timeout } from '@nestjs/schedule';
 import { OnEvent, EventEmitterModule } from '@nestjs/event-emitter';
 import { Observable, firstValueFrom, Subject, toArray, lastValueFrom } from 'rxjs';
 import {
@@ -163,6 +163,12 @@ class Scheduled {
     this.ticks++;
   }
 
+  @Timeout('timeout-above', 60_000)
+  @Locked('sched.timeout')
+  timeout() {
+    this.ticks++;
+  }
+
   @OnEvent('order.created')
   @Locked('events.above')
   onAbove(payload: string) {
@@ -295,7 +301,7 @@ describe('@Locked keeps other decorators working in either order', () => {
     expect(reflector.get('custom', below)).toBe('below');
   });
 
-  test('@Cron and @Interval register the locked method in both orders; @OnEvent listeners fire in both orders', async () => {
+  test('@Cron, @Interval and @Timeout register the locked method in both orders; @OnEvent listeners fire in both orders', async () => {
     const memory = new InMemoryLockProvider();
     const ref = await Test.createTestingModule({
       imports: [LockModule.forRoot({ provider: memory }), ScheduleModule.forRoot(), EventEmitterModule.forRoot()],
@@ -308,6 +314,7 @@ describe('@Locked keeps other decorators working in either order', () => {
       expect(registry.getCronJobs().has('cron-above')).toBe(true);
       expect(registry.getCronJobs().has('cron-below')).toBe(true);
       expect(registry.getIntervals()).toContain('interval-below');
+      expect(registry.getTimeouts()).toContain('timeout-above');
       const s = app.get(Scheduled);
       // What the scheduler calls is the locked method: hold its lock and fire the job.
       const release = await memory.hold('lock:sched.cronAbove');

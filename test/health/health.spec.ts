@@ -62,3 +62,40 @@ describe('LockHealthIndicator', () => {
     }
   });
 });
+
+describe('LockHealthIndicator on Redis', () => {
+  test('up while Redis runs, down (503) within the command timeout when it is stopped, up again after a restart', async () => {
+    const { RedisServer } = await import('../redis/redis-server.js');
+    const redis = await RedisServer.start();
+    const ref = await Test.createTestingModule({
+      imports: [LockModule.forRoot({ redis: redis.url, commandTimeout: 500 }), TerminusModule.forRoot({ logger: false })],
+      controllers: [HealthController],
+      providers: [LockHealthIndicator],
+    }).compile();
+    const app = ref.createNestApplication({ logger: false });
+    await app.init();
+    try {
+      const up = await request(app.getHttpServer()).get('/health').expect(200);
+      expect(up.body.info.locks).toMatchObject({ status: 'up', store: 'redis' });
+      expect(up.body.info.locks.roundTripMs).toBeGreaterThanOrEqual(0);
+
+      await redis.kill();
+      const started = Date.now();
+      const down = await request(app.getHttpServer()).get('/health').expect(503);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(down.body.error.locks).toMatchObject({ status: 'down', store: 'redis' });
+      expect(JSON.stringify(down.body)).not.toContain('redis://');
+
+      await redis.launch();
+      let status = 0;
+      for (let i = 0; i < 50 && status !== 200; i++) {
+        status = (await request(app.getHttpServer()).get('/health')).status;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(status).toBe(200);
+    } finally {
+      await app.close();
+      await redis.stop();
+    }
+  });
+});

@@ -37,4 +37,21 @@ describe('standalone use: createApplicationContext + withLock + close', () => {
     expect(run.stdout).toMatch(/rebuilt under fencing token \d+/);
     expect(run.status).toBe(0);
   });
+
+  test('with REDIS_URL the script locks in Redis, releases, closes its connections and exits on its own', async () => {
+    const { Redis } = await import('ioredis');
+    const script = `${root}/dist/sample/standalone/rebuild-report.js`;
+    const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: 'redis://127.0.0.1:6379' };
+    delete env.NODE_OPTIONS;
+    const run = spawnSync(process.execPath, [script], { env, encoding: 'utf8', timeout: 20_000 });
+    expect(run.error).toBeUndefined(); // a connection left open would keep the process alive past the timeout
+    expect(run.stdout).toMatch(/rebuilt under fencing token \d+/);
+    expect(run.status).toBe(0);
+    const redis = new Redis('redis://127.0.0.1:6379');
+    try {
+      expect(await redis.exists('{lock:reports:rebuild}')).toBe(0);
+    } finally {
+      await redis.quit();
+    }
+  });
 });

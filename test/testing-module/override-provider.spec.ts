@@ -16,7 +16,8 @@ class ReportsController {
 }
 
 @Module({
-  imports: [LockModule.forRoot({ keyPrefix: 'lock:' })],
+  // Production config: a Redis nobody listens on. The override must keep the app from ever connecting.
+  imports: [LockModule.forRoot({ redis: 'redis://127.0.0.1:1', commandTimeout: 200 })],
   controllers: [ReportsController],
 })
 class AppModule {}
@@ -32,7 +33,7 @@ describe('overrideProvider(LockProvider) in a test module', () => {
   });
   afterAll(() => app.close());
 
-  test('the app boots on the replacement', () => {
+  test('the app boots on the replacement, without building or connecting the Redis store', () => {
     expect(app.get(LockProvider)).toBe(memory);
     expect(app.get(LockService).provider).toBe(memory);
   });

@@ -1,0 +1,452 @@
+import { createRequire } from 'node:module';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { LockOptionsError, LockStoreError } from '../lock.errors.js';
+import { LockProvider, type LockAcquireRequest, type LockGrant } from '../lock-provider.interface.js';
+import { SCRIPTS, lockKeys, type LockScript } from './redis-lock.scripts.js';
+
+/**
+ * What to connect to: a `redis://` / `rediss://` URL, ioredis options, or an
+ * existing ioredis `Redis` or `Cluster` client. A client you pass in is left
+ * open by `close()`; a connection the provider opened is closed.
+ */
+export type RedisConnection = string | RedisOptions | Redis | Cluster;
+
+/** Options of {@link RedisLockProvider}. */
+export interface RedisLockProviderOptions {
+  /** The Redis to keep locks in. */
+  redis: RedisConnection;
+  /**
+   * Upper bound in ms on every Redis call (acquire, release, extend, ping),
+   * also while the client reconnects; past it the call fails with
+   * {@link LockStoreError}. Default `2000`.
+   */
+  commandTimeout?: number;
+  /** Pub/sub channel on which hand-offs are announced. Default `'nest-lock:grants'`. */
+  channel?: string;
+  /**
+   * How long, in ms, a waiter's place in the queue lasts unless its process
+   * refreshes it (it does every third of this), and how long a hand-off lasts
+   * before the waiter confirms it. It bounds how long a waiter whose process
+   * died can hold up the queue. Default `max(5000, 3 × commandTimeout)`.
+   */
+  waiterLease?: number;
+}
+
+/** Default {@link RedisLockProviderOptions.commandTimeout}, in ms. */
+export const DEFAULT_COMMAND_TIMEOUT = 2_000;
+
+type Client = Redis | Cluster;
+
+interface Waiter {
+  readonly key: string;
+  readonly owner: string;
+  readonly ttl: number;
+  readonly resolve: (grant: LockGrant | null) => void;
+  readonly reject: (error: unknown) => void;
+  settled: boolean;
+  /** The script call in flight for this waiter, if any. */
+  inflight?: Promise<unknown>;
+  /** A grant notice arrived while a call was in flight: check again after it. */
+  again: boolean;
+  /** The next call is the first (queueing) one: a grant from it is not a hand-off. */
+  first: boolean;
+  timer?: ReturnType<typeof setTimeout>;
+  deadline?: ReturnType<typeof setTimeout>;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+const now = (): number => performance.now();
+const noop = (): void => {};
+
+/**
+ * ioredis, loaded on first use: importing this library (which re-exports this
+ * class) does not need the optional `ioredis` peer unless Redis is used.
+ */
+let ioredis: typeof import('ioredis') | undefined;
+function loadIoredis(): typeof import('ioredis') {
+  if (!ioredis) {
+    try {
+      ioredis = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+    } catch (err) {
+      throw new LockOptionsError("RedisLockProvider needs the 'ioredis' package (an optional peer dependency): npm install ioredis", {
+        cause: err,
+      });
+    }
+  }
+  return ioredis;
+}
+
+/** An ioredis client, also from another copy of ioredis than the one this library resolves. */
+function isClient(value: unknown): value is Client {
+  const v = value as Partial<Redis> | null;
+  return (
+    v !== null &&
+    typeof v === 'object' &&
+    typeof v.evalsha === 'function' &&
+    typeof v.duplicate === 'function' &&
+    typeof v.status === 'string'
+  );
+}
+
+function isCluster(client: Client): client is Cluster {
+  return (client as { isCluster?: boolean }).isCluster === true;
+}
+
+/** What went wrong, in words; never the connection URL (it may hold a password). */
+function errorDetail(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/Stream isn't writeable|Connection is closed|max retries per request/i.test(message)) {
+    return `not connected to Redis (${message})`;
+  }
+  return `the Redis call failed (${message})`;
+}
+
+/**
+ * Locks in Redis (standalone or Cluster), shared by every instance that uses
+ * the same Redis.
+ *
+ * - Acquire is one round trip: a Lua script that sets the key to the owner
+ *   token with a lease and returns a fencing token from a per-key `INCR`.
+ *   Release and extend are owner-checked scripts. Scripts run by `EVALSHA`,
+ *   with `EVAL` when the server's script cache was flushed.
+ * - Waiters queue in Redis (FIFO across instances). Release grants the key
+ *   to the first live waiter inside the same script and publishes its token;
+ *   one subscriber connection per provider wakes the local waiter, which
+ *   confirms with one more call. No polling: a waiter also re-checks when the
+ *   holder's lease would end (a crashed holder publishes nothing), and
+ *   refreshes its queue entry, which expires if its process dies.
+ * - Every call is bounded by `commandTimeout`, also while ioredis reconnects,
+ *   and fails with {@link LockStoreError}.
+ *
+ * Keys, for a lock key `k` (the module's prefix included): `{k}` (the lock),
+ * `{k}:fence`, `{k}:q`, `{k}:w`, all in one Cluster slot.
+ *
+ * @example
+ * ```ts
+ * const provider = new RedisLockProvider({ redis: 'redis://127.0.0.1:6379', commandTimeout: 1_000 });
+ * const locks = new LockManager({ provider });
+ * ```
+ */
+export class RedisLockProvider extends LockProvider {
+  /** `'redis'`. */
+  readonly kind = 'redis';
+  /** The client that runs the scripts (yours, or the one the provider opened). */
+  readonly client: Client;
+  private readonly ownsClient: boolean;
+  private readonly commandTimeout: number;
+  private readonly channel: string;
+  /** How long a waiter's queue entry, and a hand-off it has not confirmed yet, lives without a refresh. */
+  private readonly waiterLease: number;
+  private subscriber: Client | undefined;
+  private subscribed: Promise<void> | undefined;
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly background = new Set<Promise<unknown>>();
+  private readonly ready = new WeakMap<Client, Promise<void>>();
+  private closed = false;
+
+  constructor(options: RedisLockProviderOptions) {
+    super();
+    if (options === null || typeof options !== 'object') {
+      throw new LockOptionsError('RedisLockProvider: options must be an object such as { redis: "redis://127.0.0.1:6379" }.');
+    }
+    const { redis, commandTimeout = DEFAULT_COMMAND_TIMEOUT, channel = 'nest-lock:grants' } = options;
+    const waiterLease = options.waiterLease ?? Math.max(5_000, 3 * commandTimeout);
+    for (const [name, value] of [['commandTimeout', commandTimeout], ['waiterLease', waiterLease]] as const) {
+      if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
+        throw new LockOptionsError(`RedisLockProvider: ${name} must be a finite number of milliseconds > 0, got ${String(value)}.`);
+      }
+    }
+    if (typeof channel !== 'string' || channel.length === 0) {
+      throw new LockOptionsError('RedisLockProvider: channel must be a non-empty string.');
+    }
+    this.commandTimeout = commandTimeout;
+    this.channel = channel;
+    this.waiterLease = Math.ceil(waiterLease);
+    if (isClient(redis)) {
+      this.client = redis;
+      this.ownsClient = false;
+    } else if (typeof redis === 'string' || (redis !== null && typeof redis === 'object' && !Array.isArray(redis))) {
+      // Our own connection: fail fast instead of queueing while disconnected, and never
+      // replay a command after a reconnect (the caller has long been told it failed).
+      const own: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false };
+      const { Redis } = loadIoredis();
+      this.client = typeof redis === 'string' ? new Redis(redis, own) : new Redis({ ...(redis as RedisOptions), ...own });
+      this.client.on('error', noop); // reported through the calls that fail
+      this.ownsClient = true;
+    } else {
+      throw new LockOptionsError(
+        'RedisLockProvider: redis must be a URL string, ioredis options, or an ioredis Redis or Cluster instance, ' +
+          `got ${redis === null ? 'null' : Array.isArray(redis) ? 'an array' : typeof redis}.`,
+      );
+    }
+  }
+
+  /** {@inheritDoc LockProvider.acquire} */
+  async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
+    const ttl = Math.max(1, Math.ceil(request.ttl));
+    if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
+      const reply = await this.attempt(request.key, request.owner, ttl, false);
+      return reply[0] === 1 ? { fencingToken: Number(reply[1]) } : null;
+    }
+    await this.subscribe(request.key);
+    return this.wait(request, ttl);
+  }
+
+  /** {@inheritDoc LockProvider.extend} */
+  async extend(key: string, owner: string, ttl: number): Promise<boolean> {
+    const reply = await this.call('extend', key, (c) =>
+      this.evalScript(c, SCRIPTS.extend, [lockKeys(key)[0]], [owner, Math.max(1, Math.ceil(ttl))]),
+    );
+    return Number(reply) === 1;
+  }
+
+  /** {@inheritDoc LockProvider.release} */
+  async release(key: string, owner: string): Promise<boolean> {
+    return Number(await this.run('release', key, SCRIPTS.release, [owner])) === 1;
+  }
+
+  /** {@inheritDoc LockProvider.ping} */
+  async ping(): Promise<number> {
+    const started = now();
+    await this.call('ping', undefined, (c) => c.ping());
+    return now() - started;
+  }
+
+  /** Resolves local waiters with `null` (they leave the queue), closes the subscriber connection, and quits the main connection if the provider opened it. A client you passed in stays open. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const waiter of [...this.waiters.values()]) this.giveUp(waiter);
+    await Promise.allSettled([...this.background]);
+    const sub = this.subscriber;
+    this.subscriber = undefined;
+    await Promise.allSettled([sub && this.quit(sub), this.ownsClient ? this.quit(this.client) : undefined]);
+  }
+
+  /**
+   * Queues and waits until granted (by notice or by re-check), timed out,
+   * aborted, or closed. The waiter is registered before the first call, so a
+   * notice that overtakes that call's reply is not lost.
+   */
+  private wait(request: LockAcquireRequest, ttl: number): Promise<LockGrant | null> {
+    return new Promise<LockGrant | null>((resolve, reject) => {
+      const waiter: Waiter = { key: request.key, owner: request.owner, ttl, resolve, reject, settled: false, again: false, first: true };
+      this.waiters.set(waiter.owner, waiter);
+      if (request.waitTimeout !== undefined) {
+        waiter.deadline = setTimeout(() => this.giveUp(waiter), request.waitTimeout);
+      }
+      if (request.signal) {
+        waiter.signal = request.signal;
+        waiter.onAbort = () => this.giveUp(waiter);
+        request.signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      this.check(waiter);
+    });
+  }
+
+  /** One acquire script call; on failure, makes sure the call leaves nothing behind if it still reaches Redis. */
+  private async attempt(key: string, owner: string, ttl: number, wait: boolean): Promise<[number, number]> {
+    try {
+      return await this.run('acquire', key, SCRIPTS.acquire, [owner, ttl, wait ? 1 : 0]);
+    } catch (err) {
+      this.cleanUp(key, owner);
+      throw err;
+    }
+  }
+
+  /** Next re-check: when the holder's lease would end, and at least every third of the waiter lease. */
+  private schedule(waiter: Waiter, holderTtl: number): void {
+    if (waiter.settled) return;
+    if (waiter.timer !== undefined) clearTimeout(waiter.timer);
+    const refresh = this.waiterLease / 3;
+    const delay = holderTtl >= 0 ? Math.min(holderTtl + 2, refresh) : refresh;
+    waiter.timer = setTimeout(() => this.check(waiter), delay);
+  }
+
+  /** Asks Redis whether the waiter holds the key now (confirming a hand-off), and refreshes its entry. */
+  private check(waiter: Waiter): void {
+    if (waiter.settled) return;
+    if (waiter.inflight) {
+      waiter.again = true;
+      return;
+    }
+    if (waiter.timer !== undefined) clearTimeout(waiter.timer);
+    waiter.timer = undefined;
+    const sent = now();
+    const queued = !waiter.first;
+    waiter.first = false;
+    const call = this.attempt(waiter.key, waiter.owner, waiter.ttl, true);
+    waiter.inflight = call;
+    call.then(
+      (reply) => {
+        waiter.inflight = undefined;
+        if (waiter.settled) return; // gave up meanwhile: giveUp() leaves the queue or passes the key on
+        if (reply[0] === 1) {
+          this.settle(waiter);
+          waiter.resolve(queued ? { fencingToken: Number(reply[1]), queued, leaseStartedAt: sent } : { fencingToken: Number(reply[1]) });
+        } else if (waiter.again) {
+          waiter.again = false;
+          this.check(waiter);
+        } else {
+          this.schedule(waiter, Number(reply[1]));
+        }
+      },
+      (err: unknown) => {
+        waiter.inflight = undefined;
+        if (waiter.settled) return;
+        this.settle(waiter);
+        waiter.reject(err);
+      },
+    );
+  }
+
+  /** Timeout, abort or close: resolve `null` now, then leave the queue (passing the key on if granted meanwhile). */
+  private giveUp(waiter: Waiter): void {
+    if (waiter.settled) return;
+    this.settle(waiter);
+    waiter.resolve(null);
+    const inflight = waiter.inflight;
+    this.track(
+      (async () => {
+        await inflight?.catch(noop); // so that the leave runs after it, never before
+        await this.run('leave', waiter.key, SCRIPTS.leave, [waiter.owner]).catch(noop);
+      })(),
+    );
+  }
+
+  private settle(waiter: Waiter): void {
+    waiter.settled = true;
+    this.waiters.delete(waiter.owner);
+    if (waiter.timer !== undefined) clearTimeout(waiter.timer);
+    if (waiter.deadline !== undefined) clearTimeout(waiter.deadline);
+    if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
+  }
+
+  /** After a failed acquire: leave the queue, release if granted. Best effort (the lease and the entry expire anyway). */
+  private cleanUp(key: string, owner: string): void {
+    if (this.closed) return;
+    this.track(this.run('leave', key, SCRIPTS.leave, [owner]).catch(noop));
+  }
+
+  private track(promise: Promise<unknown>): void {
+    this.background.add(promise);
+    void promise.finally(() => this.background.delete(promise));
+  }
+
+  /** Opens the shared subscriber connection once; a waiter must be subscribed before it queues. */
+  private subscribe(key: string): Promise<void> {
+    if (this.closed) return Promise.reject(new LockStoreError('acquire', `the Redis lock provider is closed (key "${key}")`));
+    if (!this.subscribed) {
+      if (!this.subscriber) {
+        const sub = isCluster(this.client)
+          ? this.client.duplicate()
+          : this.client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, autoResubscribe: true });
+        sub.on('error', noop);
+        sub.on('message', (channel: string, message: string) => {
+          if (channel !== this.channel) return;
+          const waiter = this.waiters.get(message);
+          if (waiter) this.check(waiter);
+        });
+        this.subscriber = sub;
+      }
+      const sub = this.subscriber;
+      const attempt = this.call('acquire', key, async () => void (await sub.subscribe(this.channel)), sub, 'subscribing to hand-off notices');
+      this.subscribed = attempt;
+      attempt.catch(() => {
+        if (this.subscribed === attempt) this.subscribed = undefined;
+      });
+    }
+    return this.subscribed;
+  }
+
+  /** Runs a lock script with its four keys, bounded by the command timeout. */
+  private run(operation: string, key: string, script: LockScript, args: Array<string | number>): Promise<[number, number]> {
+    return this.call(operation, key, (c) =>
+      this.evalScript(c, script, lockKeys(key), [this.channel, this.waiterLease, ...args]),
+    ) as Promise<[number, number]>;
+  }
+
+  private async evalScript(c: Client, script: LockScript, keys: string[], args: Array<string | number>): Promise<unknown> {
+    try {
+      return await c.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
+      return c.eval(script.source, keys.length, ...keys, ...args);
+    }
+  }
+
+  /**
+   * Runs `fn` on the client once it is connected, within the command timeout.
+   * Waiting for the connection counts against the timeout; a call that timed
+   * out while waiting is never sent.
+   */
+  private async call<T>(
+    operation: string,
+    key: string | undefined,
+    fn: (client: Client) => Promise<T>,
+    client: Client = this.client,
+    step?: string,
+  ): Promise<T> {
+    const where = `${key === undefined ? '' : ` (key "${key}")`}${step === undefined ? '' : `, ${step}`}`;
+    if (this.closed && operation !== 'leave') {
+      throw new LockStoreError(operation, `the Redis lock provider is closed${where}`);
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timedOut = false;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        reject(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where}`));
+      }, this.commandTimeout);
+    });
+    const work = (async () => {
+      await this.connected(client);
+      if (timedOut) throw new LockStoreError(operation, 'timed out');
+      return fn(client);
+    })();
+    work.catch(noop);
+    try {
+      return await Promise.race([work, timeout]);
+    } catch (err) {
+      if (err instanceof LockStoreError) throw err;
+      throw new LockStoreError(operation, `${errorDetail(err)}${where}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Resolves when `client` is ready; rejects at once when it was closed for good. */
+  private connected(client: Client): Promise<void> {
+    if (client.status === 'ready') return Promise.resolve();
+    if (client.status === 'end') return Promise.reject(new Error('the connection was closed'));
+    let pending = this.ready.get(client);
+    if (!pending) {
+      if (client.status === 'wait') client.connect().catch(noop); // lazyConnect
+      pending = new Promise<void>((resolve) => {
+        client.once('ready', () => {
+          this.ready.delete(client);
+          resolve();
+        });
+      });
+      this.ready.set(client, pending);
+    }
+    return pending;
+  }
+
+  /** QUIT (bounded), then disconnect; resolves when the connection has ended. */
+  private async quit(client: Client): Promise<void> {
+    if (client.status === 'end') return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.commandTimeout)));
+    try {
+      if (client.status === 'ready') await Promise.race([client.quit(), bound]);
+    } catch {
+      // disconnect below
+    }
+    if ((client.status as string) !== 'end') client.disconnect();
+    await Promise.race([ended, bound]);
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,10 @@
+import { PostgresLockProvider } from '../../lib/index.js';
+import { describeLockProviderConformance } from './lock-provider.conformance.js';
+import { POSTGRES_URL, dropLockTables, uniqueTable } from '../postgres/pg-test-env.js';
+
+const table = uniqueTable('conf');
+
+describeLockProviderConformance('PostgresLockProvider', async () => ({
+  provider: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
+  cleanup: () => dropLockTables(table),
+}));

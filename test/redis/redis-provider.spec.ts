@@ -1,0 +1,257 @@
+/**
+ * RedisLockProvider specifics beyond the conformance suite: key layout,
+ * script cache flushes, bounded calls on dead or silent servers, close(),
+ * give-up races, the cost of a contended section, and module wiring.
+ */
+import 'reflect-metadata';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import { Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import {
+  LockManager,
+  LockModule,
+  LockOptionsError,
+  LockProvider,
+  LockStoreError,
+  RedisLockProvider,
+} from '../../lib/index.js';
+import { RedisServer, freePort, sleep } from './redis-server.js';
+
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const unique = (what: string) => `${what}:${randomBytes(6).toString('hex')}`;
+
+let redis: Redis;
+let provider: RedisLockProvider;
+beforeAll(() => {
+  redis = new Redis(url);
+  provider = new RedisLockProvider({ redis: url });
+});
+afterAll(async () => {
+  await provider.close();
+  await redis.quit();
+});
+
+test('keys: {key} and {key}:fence, plus {key}:q and {key}:w only while someone waits', async () => {
+  const key = unique('layout');
+  await provider.acquire({ key, owner: 'a', ttl: 10_000, wait: false });
+  expect(await redis.get(`{${key}}`)).toBe('a');
+  expect(await redis.exists(`{${key}}:fence`)).toBe(1);
+  expect(await redis.exists(key)).toBe(0); // the app's own key of that name is never touched
+  const waiting = provider.acquire({ key, owner: 'b', ttl: 10_000, wait: true });
+  while ((await redis.llen(`{${key}}:q`)) === 0) await sleep(10);
+  expect(await redis.hexists(`{${key}}:w`, 'b')).toBe(1);
+  await provider.release(key, 'a');
+  expect(await waiting).not.toBeNull();
+  expect(await redis.exists(`{${key}}:q`, `{${key}}:w`)).toBe(0);
+  expect(await redis.get(`{${key}}`)).toBe('b');
+  await provider.release(key, 'b');
+  expect(await redis.exists(`{${key}}`)).toBe(0);
+});
+
+test('scripts still run after SCRIPT FLUSH (EVALSHA falls back to EVAL)', async () => {
+  const server = await RedisServer.start();
+  const p = new RedisLockProvider({ redis: server.url });
+  try {
+    expect(await p.acquire({ key: 'k', owner: 'a', ttl: 5_000, wait: false })).not.toBeNull();
+    const admin = new Redis(server.url);
+    await admin.script('FLUSH');
+    await admin.quit();
+    expect(await p.extend('k', 'a', 5_000)).toBe(true);
+    expect(await p.release('k', 'a')).toBe(true);
+    expect(await p.acquire({ key: 'k', owner: 'b', ttl: 5_000, wait: false })).not.toBeNull();
+  } finally {
+    await p.close();
+    await server.stop();
+  }
+});
+
+describe('calls are bounded by commandTimeout', () => {
+  const commandTimeout = 300;
+  const bound = commandTimeout + 700;
+  let silent: Server;
+  let silentPort: number;
+  const sockets = new Set<Socket>();
+  beforeAll(async () => {
+    silent = createServer((s) => sockets.add(s)); // accepts, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    silentPort = (silent.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => silent.close(r));
+  });
+
+  async function expectBounded(p: RedisLockProvider): Promise<LockStoreError[]> {
+    const errors: LockStoreError[] = [];
+    const calls = [
+      () => p.acquire({ key: 'k', owner: 'a', ttl: 1_000, wait: false }),
+      () => p.acquire({ key: 'k', owner: 'b', ttl: 1_000, wait: true, waitTimeout: 10_000 }),
+      () => p.extend('k', 'a', 1_000),
+      () => p.release('k', 'a'),
+      () => p.ping(),
+    ];
+    for (const call of calls) {
+      const started = Date.now();
+      const error = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(LockStoreError);
+      expect(Date.now() - started).toBeLessThan(bound);
+      errors.push(error as LockStoreError);
+    }
+    return errors;
+  }
+
+  test('a refused connection: LockStoreError, and no password or URL in the message', async () => {
+    const port = await freePort();
+    const p = new RedisLockProvider({ redis: `redis://:s3cret-pw@127.0.0.1:${port}/0`, commandTimeout });
+    try {
+      for (const error of await expectBounded(p)) {
+        expect(error.message).not.toContain('s3cret-pw');
+        expect(error.message).not.toContain('redis://');
+      }
+    } finally {
+      await p.close();
+    }
+  });
+
+  test('a server that accepts and never answers, through a connection the provider opened', async () => {
+    const p = new RedisLockProvider({ redis: { host: '127.0.0.1', port: silentPort }, commandTimeout });
+    try {
+      await expectBounded(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test('a server that never answers, through a client passed in (with its offline queue on)', async () => {
+    const mine = new Redis({ host: '127.0.0.1', port: silentPort, lazyConnect: true });
+    mine.on('error', () => {});
+    const p = new RedisLockProvider({ redis: mine, commandTimeout });
+    try {
+      await expectBounded(p);
+    } finally {
+      await p.close();
+      mine.disconnect();
+    }
+  });
+});
+
+test('close(): waiters resolve null and leave the queue; later calls fail with LockStoreError', async () => {
+  const key = unique('close');
+  const p = new RedisLockProvider({ redis: url });
+  await provider.acquire({ key, owner: 'holder', ttl: 10_000, wait: false });
+  const waiting = p.acquire({ key, owner: 'w', ttl: 10_000, wait: true });
+  while ((await redis.llen(`{${key}}:q`)) === 0) await sleep(10);
+  await p.close();
+  expect(await waiting).toBeNull();
+  expect(await redis.llen(`{${key}}:q`)).toBe(0);
+  await expect(p.acquire({ key, owner: 'x', ttl: 1_000, wait: false })).rejects.toBeInstanceOf(LockStoreError);
+  expect(p.client.status).toBe('end');
+  await provider.release(key, 'holder');
+});
+
+test('a waiter that gives up as it is granted passes the key on, and never keeps it', async () => {
+  for (let i = 0; i < 5; i++) {
+    const key = unique('race');
+    await provider.acquire({ key, owner: 'holder', ttl: 10_000, wait: false });
+    const ac = new AbortController();
+    const first = provider.acquire({ key, owner: 'first', ttl: 10_000, wait: true, signal: ac.signal });
+    while ((await redis.llen(`{${key}}:q`)) < 1) await sleep(5);
+    const second = provider.acquire({ key, owner: 'second', ttl: 10_000, wait: true, waitTimeout: 10_000 });
+    while ((await redis.llen(`{${key}}:q`)) < 2) await sleep(5);
+    const released = provider.release(key, 'holder');
+    if (i % 2) await released;
+    ac.abort();
+    expect(await first).toBeNull();
+    expect(await second).not.toBeNull();
+    expect(await provider.extend(key, 'first', 1_000)).toBe(false);
+    expect(await provider.release(key, 'second')).toBe(true);
+  }
+});
+
+test('a queue entry whose process died (deadline passed) is skipped at once', async () => {
+  const key = unique('ghost');
+  await provider.acquire({ key, owner: 'holder', ttl: 10_000, wait: false });
+  await redis.rpush(`{${key}}:q`, 'ghost');
+  await redis.hset(`{${key}}:w`, 'ghost', `${Date.now() - 1_000} 30000`);
+  const waiting = provider.acquire({ key, owner: 'live', ttl: 10_000, wait: true, waitTimeout: 5_000 });
+  while ((await redis.llen(`{${key}}:q`)) < 2) await sleep(5);
+  const started = Date.now();
+  await provider.release(key, 'holder');
+  expect(await waiting).not.toBeNull();
+  expect(Date.now() - started).toBeLessThan(1_000);
+  await provider.release(key, 'live');
+});
+
+test('a contended section costs at most 5 Redis commands (about 3: queue, confirm, release)', async () => {
+  const server = await RedisServer.start();
+  const managers = [0, 1].map(() => new LockManager({ provider: new RedisLockProvider({ redis: server.url }) }));
+  const admin = new Redis(server.url);
+  try {
+    await Promise.all(managers.map((m) => m.provider.ping()));
+    await admin.config('RESETSTAT');
+    const sections = 200;
+    let contended = 0;
+    await Promise.all(
+      managers.flatMap((m) =>
+        [0, 1].map(async () => {
+          for (let i = 0; i < sections / 4; i++) {
+            await m.withLock('cost', () => sleep(1), { onHeld: 'wait', waitTimeout: 20_000 });
+          }
+        }),
+      ),
+    );
+    const stats = await admin.info('commandstats');
+    const calls = (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+    const scripts = calls('evalsha') + calls('eval');
+    contended = calls('publish'); // one per hand-off to a waiter
+    expect(contended).toBeGreaterThan(sections / 2);
+    expect(scripts / sections).toBeLessThanOrEqual(5);
+  } finally {
+    for (const m of managers) await m.provider.close();
+    await admin.quit();
+    await server.stop();
+  }
+});
+
+test('invalid options fail with LockOptionsError', () => {
+  expect(() => new RedisLockProvider({ redis: 42 as never })).toThrow(LockOptionsError);
+  expect(() => new RedisLockProvider({ redis: url, commandTimeout: 0 })).toThrow(LockOptionsError);
+  expect(() => new RedisLockProvider({ redis: url, waiterLease: -1 })).toThrow(LockOptionsError);
+  expect(() => new RedisLockProvider(undefined as never)).toThrow(LockOptionsError);
+});
+
+test('LockModule.forRootAsync({ useFactory: () => ({ redis, commandTimeout }) }) builds a RedisLockProvider and closes it', async () => {
+  @Module({ imports: [LockModule.forRootAsync({ useFactory: () => ({ redis: url, commandTimeout: 1_000 }) })] })
+  class AppModule {}
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+  const app = await moduleRef.init();
+  const p = app.get(LockProvider) as RedisLockProvider;
+  expect(p).toBeInstanceOf(RedisLockProvider);
+  expect(await p.ping()).toBeGreaterThanOrEqual(0);
+  await app.close();
+  expect(p.client.status).toBe('end');
+});
+
+test('the in-memory default does not load ioredis; configuring redis does', async () => {
+  const script = `
+    import { createRequire } from 'node:module';
+    const require = createRequire(import.meta.url);
+    const loaded = () => Object.keys(require.cache).some((k) => k.includes('/ioredis/'));
+    const lib = await import(${JSON.stringify(new URL('../../dist/lib/index.js', import.meta.url).pathname)});
+    const memory = await lib.createLockProvider({});
+    const before = loaded();
+    const redis = await lib.createLockProvider({ redis: ${JSON.stringify(url)} });
+    console.log(JSON.stringify({ before, after: loaded(), kinds: [memory.kind, redis.kind] }));
+    await redis.close();
+  `;
+  const out = await new Promise<string>((resolve, reject) =>
+    execFile(process.execPath, ['--input-type=module', '-e', script], (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout))),
+  );
+  expect(JSON.parse(out)).toEqual({ before: false, after: true, kinds: ['memory', 'redis'] });
+});
