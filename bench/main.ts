@@ -48,14 +48,6 @@ async function postgresVersion(url: string): Promise<string | undefined> {
   }
 }
 
-async function providerAvailable(file: string): Promise<boolean> {
-  const specifier = `../lib/providers/${file}`;
-  return import(specifier).then(
-    () => true,
-    () => false,
-  );
-}
-
 function machine(redisVersion: string, pgVersion: string | undefined): Record<string, string> {
   const git = (...args: string[]): string => {
     try {
@@ -87,7 +79,6 @@ async function main(): Promise<void> {
   const pgVersion = await postgresVersion(pgUrl);
   const env: BenchEnv = { redisUrl: redis.url, pgUrl, ttl: DEFAULT_BENCH_TTL };
   const ctx: BenchContext = { env, options, log };
-  const hasRedisProvider = await providerAvailable('redis-lock.provider.js');
   log(`bench redis-server ${redis.version} on port ${redis.port}; postgres ${pgVersion ?? 'not reachable'}; ${options.quick ? 'quick' : 'full'} run`);
   const rows: Row[] = [];
   try {
@@ -109,7 +100,7 @@ async function main(): Promise<void> {
     }
     if (wants(5)) {
       log('scenario 5: HTTP');
-      rows.push(...(await http(ctx, hasRedisProvider)));
+      rows.push(...(await http(ctx)));
     }
     if (wants(6)) {
       if (pgVersion) {

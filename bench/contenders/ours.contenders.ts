@@ -1,4 +1,4 @@
-import { InMemoryLockProvider, LockManager, type LockProvider } from '../../lib/index.js';
+import { InMemoryLockProvider, LockManager, PostgresLockProvider, RedisLockProvider, type LockProvider } from '../../lib/index.js';
 import type { BenchEnv, Contender, LockClient } from './contender.js';
 
 /**
@@ -33,28 +33,11 @@ function ours(id: string, label: string, store: Contender['store'], provider: (e
 
 export const oursMemory = ours('ours-memory', 'nest-lock (memory)', 'memory', async () => new InMemoryLockProvider());
 
-/*
- * The Redis and PostgreSQL providers are loaded by a computed specifier so the
- * bench compiles on a branch that does not have them yet; the scenarios skip a
- * contender whose provider is missing.
- */
-async function load<T>(file: string, exportName: string): Promise<T> {
-  const specifier = `../../lib/providers/${file}`;
-  const mod = (await import(specifier)) as Record<string, unknown>;
-  return mod[exportName] as T;
-}
+export const oursRedis = ours('ours-redis', 'nest-lock (redis)', 'redis', async (env) => new RedisLockProvider({ redis: env.redisUrl }));
 
-type ProviderClass<O> = new (options: O) => LockProvider;
-
-export const oursRedis = ours('ours-redis', 'nest-lock (redis)', 'redis', async (env) => {
-  const RedisLockProvider = await load<ProviderClass<{ redis: string }>>('redis-lock.provider.js', 'RedisLockProvider');
-  return new RedisLockProvider({ redis: env.redisUrl });
-});
-
-export const oursPostgres = ours('ours-postgres', 'nest-lock (postgres)', 'postgres', async (env) => {
-  const PostgresLockProvider = await load<ProviderClass<{ connection: string; tableName: string }>>(
-    'postgres-lock.provider.js',
-    'PostgresLockProvider',
-  );
-  return new PostgresLockProvider({ connection: env.pgUrl, tableName: 'bench_nest_locks' });
-});
+export const oursPostgres = ours(
+  'ours-postgres',
+  'nest-lock (postgres)',
+  'postgres',
+  async (env) => new PostgresLockProvider({ connection: env.pgUrl, tableName: 'bench_nest_locks' }),
+);

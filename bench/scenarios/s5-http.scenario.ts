@@ -72,7 +72,7 @@ const ROUTES: Route[] = [
  * `@Locked` on a name per request, and with `@Locked` on one shared name
  * with `onHeld: 'wait'`. The undecorated route is the baseline ("raw").
  */
-export async function http(ctx: BenchContext, redisAvailable: boolean): Promise<Row[]> {
+export async function http(ctx: BenchContext): Promise<Row[]> {
   const servers = new Map<'memory' | 'redis', Server | Error>();
   const server = async (provider: 'memory' | 'redis'): Promise<Server> => {
     if (!servers.has(provider)) {
@@ -94,10 +94,9 @@ export async function http(ctx: BenchContext, redisAvailable: boolean): Promise<
   };
   const seconds = Math.max(1, Math.round(ctx.options.longRunMs / 1000));
   const warmupSeconds = ctx.options.quick ? 1 : 2;
-  const routes = ROUTES.filter((r) => redisAvailable || r.provider !== 'redis');
   try {
     let seq = 0;
-    const rows = await interleave(ctx, 's5', `HTTP, ${HTTP_CONNECTIONS} connections`, 'req/s', routes, ctx.options.longRepeats, async (route) => {
+    const rows = await interleave(ctx, 's5', `HTTP, ${HTTP_CONNECTIONS} connections`, 'req/s', ROUTES, ctx.options.longRepeats, async (route) => {
       const { port } = await server(route.provider);
       const result = await load(port, route.path, `r${seq++}`, seconds);
       const failed = result.errors + result.timeouts + result.non2xx;

@@ -4,9 +4,9 @@
  * `redis`; sends `{ port }` to the parent once listening.
  */
 import 'reflect-metadata';
-import { Controller, Get, Module, Param, type DynamicModule } from '@nestjs/common';
+import { Controller, Get, Module, Param } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { LockModule, Locked, type LockProvider } from '../../lib/index.js';
+import { LockModule, Locked } from '../../lib/index.js';
 
 @Controller()
 class BenchController {
@@ -28,15 +28,9 @@ class BenchController {
   }
 }
 
-async function lockModule(): Promise<{ module: DynamicModule; provider?: LockProvider }> {
-  if (process.env.BENCH_PROVIDER !== 'redis') return { module: LockModule.forRoot() };
-  const specifier = '../../lib/providers/redis-lock.provider.js';
-  const { RedisLockProvider } = (await import(specifier)) as { RedisLockProvider: new (o: { redis: string }) => LockProvider };
-  const provider = new RedisLockProvider({ redis: process.env.BENCH_REDIS_URL! });
-  return { module: LockModule.forRoot({ provider }), provider };
-}
-
-const { module, provider } = await lockModule();
+// What an app does: LockModule.forRoot() for the in-memory default, forRoot({ redis }) for Redis.
+const module =
+  process.env.BENCH_PROVIDER === 'redis' ? LockModule.forRoot({ redis: process.env.BENCH_REDIS_URL! }) : LockModule.forRoot();
 
 @Module({ imports: [module], controllers: [BenchController] })
 class BenchHttpModule {}
@@ -49,7 +43,6 @@ process.on('message', (m: { type: string }) => {
   if (m.type !== 'exit') return;
   void (async () => {
     await app.close();
-    await provider?.close();
     process.exit(0);
   })();
 });
