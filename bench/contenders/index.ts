@@ -1,5 +1,6 @@
 import type { Contender } from './contender.js';
-import { asyncMutex, rawMemory } from './memory.contenders.js';
+import { asyncMutex } from './async-mutex.contender.js';
+import { rawMemory } from './raw-memory.contender.js';
 import { murlockDefault, murlockTuned } from './murlock.contender.js';
 import { oursMemory, oursPostgres, oursRedis } from './ours.contenders.js';
 import { rawPostgres } from './raw-postgres.contender.js';

@@ -7,7 +7,8 @@
  */
 import { Redis } from 'ioredis';
 import { COMPARE_AND_DELETE, rawRedis } from '../../bench/contenders/raw-redis.contender.js';
-import { asyncMutex, rawMemory } from '../../bench/contenders/memory.contenders.js';
+import { asyncMutex } from '../../bench/contenders/async-mutex.contender.js';
+import { rawMemory } from '../../bench/contenders/raw-memory.contender.js';
 import { oursMemory } from '../../bench/contenders/ours.contenders.js';
 import type { BenchEnv, LockClient } from '../../bench/contenders/contender.js';
 import { addRatios, buildRow } from '../../bench/support/results.js';
