@@ -7,12 +7,15 @@ import { interleave, type BenchContext, type Subject } from '../support/runner.j
 const serverPath = fileURLToPath(new URL('./s5-http.server.js', import.meta.url));
 export const HTTP_CONNECTIONS = 10;
 
+/** Which app a route lives in: nest-lock with the in-memory or the Redis provider, or murlock. */
+type ServerKind = 'memory' | 'redis' | 'murlock';
+
 interface Server {
   child: ChildProcess;
   port: number;
 }
 
-function startServer(provider: 'memory' | 'redis', redisUrl: string): Promise<Server> {
+function startServer(provider: ServerKind, redisUrl: string): Promise<Server> {
   const child = fork(serverPath, [], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, BENCH_PROVIDER: provider, BENCH_REDIS_URL: redisUrl, NODE_ENV: 'benchmark' },
@@ -54,27 +57,43 @@ function load(port: number, path: string, base: string, seconds: number): Promis
 }
 
 interface Route extends Subject {
-  provider: 'memory' | 'redis';
+  provider: ServerKind;
+  /** `distinct`: a new lock name per request; `shared`: one name, requests wait. */
+  group: 'distinct' | 'shared';
   path: string;
 }
 
+const route = (id: string, label: string, kind: Route['kind'], retry: Route['retry'], provider: ServerKind, group: Route['group'], path: string): Route => ({
+  id,
+  label,
+  kind,
+  retry,
+  waits: '-',
+  provider,
+  group,
+  path,
+});
+
 const ROUTES: Route[] = [
-  { id: 'http-plain', label: 'undecorated route', kind: 'raw', retry: '-', waits: '-', provider: 'memory', path: 'plain' },
-  { id: 'http-distinct-memory', label: '@Locked, distinct names (memory)', kind: 'ours', retry: '-', waits: '-', provider: 'memory', path: 'distinct' },
-  { id: 'http-distinct-redis', label: '@Locked, distinct names (redis)', kind: 'ours', retry: '-', waits: '-', provider: 'redis', path: 'distinct' },
-  { id: 'http-shared-memory', label: "@Locked, 1 name, onHeld 'wait' (memory)", kind: 'ours', retry: '-', waits: '-', provider: 'memory', path: 'shared' },
-  { id: 'http-shared-redis', label: "@Locked, 1 name, onHeld 'wait' (redis)", kind: 'ours', retry: '-', waits: '-', provider: 'redis', path: 'shared' },
+  route('http-plain', 'undecorated route', 'raw', '-', 'memory', 'distinct', 'plain'),
+  route('http-distinct-memory', '@Locked (memory)', 'ours', '-', 'memory', 'distinct', 'distinct'),
+  route('http-distinct-redis', '@Locked (redis)', 'ours', '-', 'redis', 'distinct', 'distinct'),
+  route('http-distinct-murlock', '@MurLock', 'peer', 'tuned', 'murlock', 'distinct', 'murlock/distinct'),
+  route('http-shared-memory', "@Locked, onHeld 'wait' (memory)", 'ours', '-', 'memory', 'shared', 'shared'),
+  route('http-shared-redis', "@Locked, onHeld 'wait' (redis)", 'ours', '-', 'redis', 'shared', 'shared'),
+  route('http-shared-murlock', '@MurLock', 'peer', 'tuned', 'murlock', 'shared', 'murlock/shared'),
 ];
 
 /**
  * Scenario 5: requests/s of a Nest express app on loopback, measured with
  * autocannon (10 connections): the same handler undecorated, with
  * `@Locked` on a name per request, and with `@Locked` on one shared name
- * with `onHeld: 'wait'`. The undecorated route is the baseline ("raw").
+ * with `onHeld: 'wait'`; murlock's `@MurLock` on the same two as the peer.
+ * The undecorated route is the baseline ("raw") of both tables.
  */
 export async function http(ctx: BenchContext): Promise<Row[]> {
-  const servers = new Map<'memory' | 'redis', Server | Error>();
-  const server = async (provider: 'memory' | 'redis'): Promise<Server> => {
+  const servers = new Map<ServerKind, Server | Error>();
+  const server = async (provider: ServerKind): Promise<Server> => {
     if (!servers.has(provider)) {
       const started = await startServer(provider, ctx.env.redisUrl).then(
         async (s) => {
@@ -96,7 +115,7 @@ export async function http(ctx: BenchContext): Promise<Row[]> {
   const warmupSeconds = ctx.options.quick ? 1 : 2;
   try {
     let seq = 0;
-    const rows = await interleave(ctx, 's5', `HTTP, ${HTTP_CONNECTIONS} connections`, 'req/s', ROUTES, ctx.options.longRepeats, async (route) => {
+    const all = await interleave(ctx, 's5', 'HTTP', 'req/s', ROUTES, ctx.options.longRepeats, async (route) => {
       const { port } = await server(route.provider);
       const result = await load(port, route.path, `r${seq++}`, seconds);
       const failed = result.errors + result.timeouts + result.non2xx;
@@ -108,7 +127,16 @@ export async function http(ctx: BenchContext): Promise<Row[]> {
         failed,
       };
     });
-    addRatios(rows);
+    // Two tables: distinct names, and one shared name; the undecorated route is the baseline of both.
+    const rows: Row[] = [];
+    for (const group of ['distinct', 'shared'] as const) {
+      const variant = group === 'distinct' ? `a new name per request, ${HTTP_CONNECTIONS} connections` : `one shared name, requests wait, ${HTTP_CONNECTIONS} connections`;
+      const members = all
+        .filter((r) => r.kind === 'raw' || ROUTES.find((x) => x.id === r.id)!.group === group)
+        .map((r) => ({ ...r, variant, notes: [...r.notes] }));
+      addRatios(members);
+      rows.push(...members);
+    }
     for (const r of rows) {
       const failed = r.samples.reduce((n, s) => n + (s.failed ?? 0), 0);
       if (failed > 0) r.notes.push(`${failed} requests failed or were not 2xx`);
