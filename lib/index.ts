@@ -2,7 +2,12 @@ export { LockModule } from './lock.module.js';
 export { LOCK_MODULE_OPTIONS, type LockModuleExtras, type LockOptionsFactory } from './lock.module-definition.js';
 export { LockService } from './lock.service.js';
 export { Locked, type LockedOptions, type LockNameFactory } from './locked.decorator.js';
-export { LockExceptionFilter, type LockExceptionFilterOptions, type LockErrorBody } from './lock-exception.filter.js';
+export {
+  LockExceptionFilter,
+  LOCK_EXCEPTION_FILTER_OPTIONS,
+  type LockExceptionFilterOptions,
+  type LockErrorBody,
+} from './lock-exception.filter.js';
 export { LockProvider, type LockAcquireRequest, type LockGrant } from './lock-provider.interface.js';
 export { InMemoryLockProvider } from './providers/in-memory-lock.provider.js';
 export { RedisLockProvider, DEFAULT_COMMAND_TIMEOUT, type RedisLockProviderOptions, type RedisConnection } from './providers/redis-lock.provider.js';

@@ -1,4 +1,4 @@
-import { Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { Catch, Inject, Optional, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { LockAcquireError, LockStoreError } from './lock.errors.js';
 
 /** Options of {@link LockExceptionFilter}. */
@@ -8,6 +8,12 @@ export interface LockExceptionFilterOptions {
   /** Status for a failed store ({@link LockStoreError}). Default `503`. */
   storeStatus?: number;
 }
+
+/**
+ * DI token for {@link LockExceptionFilterOptions}, read when Nest builds the
+ * filter from its class (`@UseFilters(LockExceptionFilter)`, `APP_FILTER` with `useClass`).
+ */
+export const LOCK_EXCEPTION_FILTER_OPTIONS = Symbol('LOCK_EXCEPTION_FILTER_OPTIONS');
 
 /** JSON body the filter answers with. */
 export interface LockErrorBody {
@@ -30,6 +36,7 @@ const REASONS: Record<number, string> = { 409: 'Conflict', 423: 'Locked', 429: '
  * ```ts
  * app.useGlobalFilters(new LockExceptionFilter());                 // in main.ts
  * // or in a module: { provide: APP_FILTER, useValue: new LockExceptionFilter({ heldStatus: 423 }) }
+ * // or by class, with defaults:  @UseFilters(LockExceptionFilter)  /  { provide: APP_FILTER, useClass: LockExceptionFilter }
  * ```
  */
 @Catch(LockAcquireError, LockStoreError)
@@ -37,9 +44,9 @@ export class LockExceptionFilter implements ExceptionFilter<LockAcquireError | L
   private readonly heldStatus: number;
   private readonly storeStatus: number;
 
-  constructor(options: LockExceptionFilterOptions = {}) {
-    this.heldStatus = options.heldStatus ?? 409;
-    this.storeStatus = options.storeStatus ?? 503;
+  constructor(@Optional() @Inject(LOCK_EXCEPTION_FILTER_OPTIONS) options?: LockExceptionFilterOptions) {
+    this.heldStatus = options?.heldStatus ?? 409;
+    this.storeStatus = options?.storeStatus ?? 503;
   }
 
   catch(exception: LockAcquireError | LockStoreError, host: ArgumentsHost): void {

@@ -2,6 +2,7 @@ import { LockLostError, LockStoreError } from './lock.errors.js';
 import type { LockEvent } from './lock-events.interface.js';
 import type { LockProvider } from './lock-provider.interface.js';
 import type { LockLogger } from './lock-logger.interface.js';
+import { sharedTimer, type TimerTarget } from './lock-timer.js';
 
 /**
  * A lock you hold. Returned by `LockService.acquire()` / `tryAcquire()`,
@@ -58,16 +59,16 @@ export interface HeldLockSettings {
 }
 
 const now = (): number => performance.now();
-const MAX_TIMER = 2 ** 31 - 1;
 
 /** The engine's implementation of {@link LockHandle}. @internal */
-export class HeldLock implements LockHandle {
+export class HeldLock implements LockHandle, TimerTarget {
   readonly acquiredAt = now();
-  private readonly controller = new AbortController();
+  /** Created when `signal` is first read: most sections never look at it. */
+  private controller: AbortController | undefined;
+  private lostReason: LockLostError | undefined;
   private state: 'held' | 'lost' | 'released' = 'held';
   /** Local time at which the store's lease ends unless extended (measured from before the call that set it). */
   private leaseEnd: number;
-  private timer: ReturnType<typeof setTimeout> | undefined;
   private renewing = false;
   /** Renewal stopped short of a full `ttl` because of `maxHold`. */
   private capped = false;
@@ -80,12 +81,17 @@ export class HeldLock implements LockHandle {
     private readonly settings: HeldLockSettings,
     private readonly ctx: HeldLockContext,
     requestedAt: number,
+    leaseMs: number = settings.ttl,
   ) {
-    this.leaseEnd = requestedAt + settings.ttl;
+    this.leaseEnd = requestedAt + Math.min(leaseMs, settings.ttl);
     this.schedule();
   }
 
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.lostReason) this.controller.abort(this.lostReason);
+    }
     return this.controller.signal;
   }
 
@@ -98,14 +104,14 @@ export class HeldLock implements LockHandle {
       throw new RangeError(`extend(ms) of lock "${this.name}": ms must be a finite number > 0, got ${String(ms)}.`);
     }
     if (this.state !== 'held') {
-      throw (this.signal.reason as Error | undefined) ?? new LockLostError(this.name, 'it was already released');
+      throw this.lostReason ?? new LockLostError(this.name, 'it was already released');
     }
     const started = now();
     const ok = await this.ctx.provider.extend(this.key, this.owner, ms);
-    if (this.state !== 'held') throw this.signal.reason as Error;
+    if (this.state !== 'held') throw this.lostReason ?? new LockLostError(this.name, 'it was released meanwhile');
     if (!ok) {
       this.lose('the store no longer has it under this owner (it expired or was taken over)');
-      throw this.signal.reason as Error;
+      throw this.lostReason!;
     }
     this.leaseEnd = started + ms;
     this.ctx.emit({ type: 'extended', name: this.name, fencingToken: this.fencingToken, ttl: ms });
@@ -145,36 +151,35 @@ export class HeldLock implements LockHandle {
     this.clearTimer();
     const reason = new LockLostError(this.name, detail);
     this.ctx.logger.warn(reason.message);
+    this.lostReason = reason;
     this.ctx.emit({ type: 'lost', name: this.name, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, reason: detail });
-    this.controller.abort(reason);
+    this.controller?.abort(reason);
   }
 
   private clearTimer(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    sharedTimer.cancel(this);
   }
 
-  /** One timer per held lock: the next renewal, or the end of the lease, whichever comes first. */
+  /** Asks the shared timer for the next renewal, or the end of the lease, whichever comes first. */
   private schedule(): void {
     this.clearTimer();
     if (this.state !== 'held') return;
     const t = now();
     let at = this.leaseEnd;
     if (this.settings.renew && !this.renewing) {
-      if (this.renewalCap() > t) at = Math.min(at, t + this.settings.ttl / 3);
+      // Every third of the ttl, and before a shorter lease (a hand-off not renewed yet) is half gone.
+      if (this.renewalCap() > t) at = Math.min(at, t + this.settings.ttl / 3, t + (this.leaseEnd - t) / 2);
       else this.capped = true;
     }
-    // setTimeout fires at once past 2^31-1 ms; a longer wait just re-arms.
-    this.timer = setTimeout(() => this.onTimer(), Math.min(MAX_TIMER, Math.max(0, at - t)));
-    this.timer.unref?.();
+    sharedTimer.schedule(this, at);
   }
 
   private renewalCap(): number {
     return this.settings.maxHold === undefined ? Infinity : this.acquiredAt + this.settings.maxHold;
   }
 
-  private onTimer(): void {
-    this.timer = undefined;
+  /** @internal */
+  onTimer(): void {
     if (this.state !== 'held') return;
     const t = now();
     if (t >= this.leaseEnd) {

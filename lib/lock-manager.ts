@@ -250,7 +250,7 @@ export class LockManager {
       throw error;
     }
     if (!grant) return null;
-    const lock = new HeldLock(name, key, owner, grant.fencingToken, o, this.context, grant.leaseStartedAt ?? requestedAt);
+    const lock = new HeldLock(name, key, owner, grant.fencingToken, o, this.context, grant.leaseStartedAt ?? requestedAt, grant.leaseMs);
     if (this.closed) {
       await lock.release();
       throw new LockError(`Lock "${name}" was granted after the lock manager closed (application shutdown); released it.`, { lockName: name });

@@ -37,6 +37,12 @@ export interface LockGrant {
    * when `acquire` was called. Default: the time `acquire` was called.
    */
   readonly leaseStartedAt?: number;
+  /**
+   * The lease the store set for this grant, in ms from `leaseStartedAt`, when
+   * it is shorter than the requested `ttl` (e.g. a hand-off that the holder
+   * has not renewed yet). The engine renews it before it ends. Default: `ttl`.
+   */
+  readonly leaseMs?: number;
 }
 
 /**

@@ -50,6 +50,12 @@ interface Waiter {
   again: boolean;
   /** The next call is the first (queueing) one: a grant from it is not a hand-off. */
   first: boolean;
+  /**
+   * The send time of the latest call that Redis answered "not yet" (or of the
+   * first call): no later than any hand-off to this waiter, so a hand-off's
+   * lease is counted from it.
+   */
+  safeStart?: number;
   timer?: ReturnType<typeof setTimeout>;
   deadline?: ReturnType<typeof setTimeout>;
   signal?: AbortSignal;
@@ -276,6 +282,7 @@ export class RedisLockProvider extends LockProvider {
     const sent = now();
     const queued = !waiter.first;
     waiter.first = false;
+    waiter.safeStart ??= sent;
     const call = this.attempt(waiter.key, waiter.owner, waiter.ttl, true);
     waiter.inflight = call;
     call.then(
@@ -285,11 +292,14 @@ export class RedisLockProvider extends LockProvider {
         if (reply[0] === 1) {
           this.settle(waiter);
           waiter.resolve(queued ? { fencingToken: Number(reply[1]), queued, leaseStartedAt: sent } : { fencingToken: Number(reply[1]) });
-        } else if (waiter.again) {
-          waiter.again = false;
-          this.check(waiter);
         } else {
-          this.schedule(waiter, Number(reply[1]));
+          waiter.safeStart = sent;
+          if (waiter.again) {
+            waiter.again = false;
+            this.check(waiter);
+          } else {
+            this.schedule(waiter, Number(reply[1]));
+          }
         }
       },
       (err: unknown) => {
@@ -299,6 +309,18 @@ export class RedisLockProvider extends LockProvider {
         waiter.reject(err);
       },
     );
+  }
+
+  /**
+   * A hand-off notice: the release script already set the key to this
+   * waiter's token (with a lease of `min(ttl, waiterLease)`) and drew its
+   * fencing token, so the waiter starts at once. The engine renews that short
+   * lease to the full `ttl` well before it ends.
+   */
+  private granted(waiter: Waiter, fencingToken: number): void {
+    if (waiter.settled || waiter.safeStart === undefined) return;
+    this.settle(waiter);
+    waiter.resolve({ fencingToken, queued: true, leaseStartedAt: waiter.safeStart, leaseMs: Math.min(waiter.ttl, this.waiterLease) });
   }
 
   /** Timeout, abort or close: resolve `null` now, then leave the queue (passing the key on if granted meanwhile). */
@@ -345,8 +367,12 @@ export class RedisLockProvider extends LockProvider {
         sub.on('error', noop);
         sub.on('message', (channel: string, message: string) => {
           if (channel !== this.channel) return;
-          const waiter = this.waiters.get(message);
-          if (waiter) this.check(waiter);
+          const space = message.indexOf(' ');
+          const waiter = this.waiters.get(space < 0 ? message : message.slice(0, space));
+          if (!waiter) return;
+          const token = space < 0 ? NaN : Number(message.slice(space + 1));
+          if (Number.isSafeInteger(token)) this.granted(waiter, token);
+          else this.check(waiter);
         });
         this.subscriber = sub;
       }
@@ -381,39 +407,50 @@ export class RedisLockProvider extends LockProvider {
    * Waiting for the connection counts against the timeout; a call that timed
    * out while waiting is never sent.
    */
-  private async call<T>(
+  private call<T>(
     operation: string,
     key: string | undefined,
     fn: (client: Client) => Promise<T>,
     client: Client = this.client,
     step?: string,
   ): Promise<T> {
-    const where = `${key === undefined ? '' : ` (key "${key}")`}${step === undefined ? '' : `, ${step}`}`;
+    const where = (): string => `${key === undefined ? '' : ` (key "${key}")`}${step === undefined ? '' : `, ${step}`}`;
     if (this.closed && operation !== 'leave') {
-      throw new LockStoreError(operation, `the Redis lock provider is closed${where}`);
+      return Promise.reject(new LockStoreError(operation, `the Redis lock provider is closed${where()}`));
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let timedOut = false;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        timedOut = true;
-        reject(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where}`));
+    // One timer and one promise per call: this is the hot path of every lock operation.
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      const timer = setTimeout(() => {
+        done = true;
+        reject(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where()}`));
       }, this.commandTimeout);
+      const settle = (err: unknown, value?: T): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        if (err === undefined) resolve(value as T);
+        else reject(err instanceof LockStoreError ? err : new LockStoreError(operation, `${errorDetail(err)}${where()}`, { cause: err }));
+      };
+      let work: Promise<T>;
+      try {
+        work =
+          client.status === 'ready'
+            ? fn(client)
+            : this.connected(client).then(() => {
+                // Waiting for the connection counts against the timeout; a call that timed out is never sent.
+                if (done) throw new LockStoreError(operation, 'timed out');
+                return fn(client);
+              });
+      } catch (err) {
+        settle(err ?? new Error('unknown error'));
+        return;
+      }
+      work.then(
+        (value) => settle(undefined, value),
+        (err: unknown) => settle(err ?? new Error('unknown error')),
+      );
     });
-    const work = (async () => {
-      await this.connected(client);
-      if (timedOut) throw new LockStoreError(operation, 'timed out');
-      return fn(client);
-    })();
-    work.catch(noop);
-    try {
-      return await Promise.race([work, timeout]);
-    } catch (err) {
-      if (err instanceof LockStoreError) throw err;
-      throw new LockStoreError(operation, `${errorDetail(err)}${where}`, { cause: err });
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   /** Resolves when `client` is ready; rejects at once when it was closed for good. */

@@ -11,7 +11,8 @@ import { createHash } from 'node:crypto';
  *
  * A waiter whose deadline passed (its process stopped refreshing it) is
  * skipped. A free key goes to the first live waiter: the script sets the lock
- * to its token with a short lease (until it confirms) and PUBLISHes the token.
+ * to its token with a short lease (until it renews it) and PUBLISHes
+ * `<owner token> <fencing token>`.
  * @internal
  */
 export interface LockScript {
@@ -21,17 +22,28 @@ export interface LockScript {
 
 const COMMON = `
 if redis.replicate_commands then pcall(redis.replicate_commands) end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- The server clock in ms, read only when a path needs it (queue entries).
+local now_ms
+local function now()
+  if not now_ms then
+    local t = redis.call('TIME')
+    now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms
+end
 
 -- INCR of the per-key counter. A missing counter (never used, idle for a
 -- week, or lost with a restart) starts from the server clock in microseconds,
 -- so tokens still grow after Redis lost its data.
 local function fence()
-  if redis.call('EXISTS', KEYS[2]) == 0 then
-    redis.call('SET', KEYS[2], t[1] .. string.sub('00000' .. t[2], -6))
-  end
   local token = redis.call('INCR', KEYS[2])
+  if token == 1 then
+    local t = redis.call('TIME')
+    local seed = t[1] .. string.sub('00000' .. t[2], -6)
+    redis.call('SET', KEYS[2], seed)
+    token = tonumber(seed)
+  end
   redis.call('PEXPIRE', KEYS[2], 604800000)
   return token
 end
@@ -48,7 +60,7 @@ local function next_waiter()
     redis.call('HDEL', KEYS[4], owner)
     if entry then
       local deadline, ttl = string.match(entry, '^(%d+) (%d+)$')
-      if tonumber(deadline) > now then return owner, tonumber(ttl) end
+      if tonumber(deadline) > now() then return owner, tonumber(ttl) end
     end
   end
 end
@@ -59,8 +71,8 @@ local function hand_off()
   local owner, ttl = next_waiter()
   if not owner then return nil end
   redis.call('SET', KEYS[1], owner, 'PX', math.min(ttl, tonumber(ARGV[2])))
-  fence()
-  redis.call('PUBLISH', ARGV[1], owner)
+  -- The notice carries the fencing token, so the waiter can start without another round trip.
+  redis.call('PUBLISH', ARGV[1], owner .. ' ' .. string.format('%.0f', fence()))
   return owner
 end
 `;
@@ -79,18 +91,23 @@ if holder == owner and ARGV[5] == '1' then
   return {1, tonumber(redis.call('GET', KEYS[2]))}
 end
 if not holder then
+  if redis.call('EXISTS', KEYS[3]) == 0 then
+    -- Nobody queued: the uncontended path, five commands in all.
+    redis.call('SET', KEYS[1], owner, 'PX', ttl)
+    return {1, fence()}
+  end
   local head, head_ttl = next_waiter()
   if not head or head == owner then
     redis.call('SET', KEYS[1], owner, 'PX', ttl)
     return {1, fence()}
   end
   redis.call('SET', KEYS[1], head, 'PX', math.min(head_ttl, lease))
-  fence()
-  redis.call('PUBLISH', ARGV[1], head)
+  -- (%.0f: a plain concatenation would print a token this large in exponent notation)
+  redis.call('PUBLISH', ARGV[1], head .. ' ' .. string.format('%.0f', fence()))
 end
 if ARGV[5] == '1' then
   if redis.call('HEXISTS', KEYS[4], owner) == 0 then redis.call('RPUSH', KEYS[3], owner) end
-  redis.call('HSET', KEYS[4], owner, (now + lease) .. ' ' .. ttl)
+  redis.call('HSET', KEYS[4], owner, (now() + lease) .. ' ' .. ttl)
   redis.call('PEXPIRE', KEYS[3], lease)
   redis.call('PEXPIRE', KEYS[4], lease)
 end
@@ -101,7 +118,7 @@ return {0, redis.call('PTTL', KEYS[1])}
 const RELEASE = `${COMMON}
 if redis.call('GET', KEYS[1]) ~= ARGV[3] then return 0 end
 redis.call('DEL', KEYS[1])
-hand_off()
+if redis.call('EXISTS', KEYS[3]) == 1 then hand_off() end
 return 1
 `;
 

@@ -79,6 +79,17 @@ class FilteredController {
   }
 }
 
+@Controller('by-class')
+@UseFilters(LockExceptionFilter)
+class ByClassController {
+  @Post('payouts')
+  @Locked('payouts')
+  async run() {
+    await sleep(400);
+    return { paid: true };
+  }
+}
+
 class DownProvider extends LockProvider {
   readonly kind = 'down';
   async acquire(_r: LockAcquireRequest): Promise<null> {
@@ -105,7 +116,7 @@ describe.each(httpAdapters)('@Locked over HTTP (%s)', (_name, adapter) => {
     memory = new InMemoryLockProvider();
     const ref = await Test.createTestingModule({
       imports: [LockModule.forRoot({ provider: memory })],
-      controllers: [PayoutsController, FilteredController],
+      controllers: [PayoutsController, FilteredController, ByClassController],
       providers: [Counter],
     }).compile();
     app = await createHttpApp(ref, adapter());
@@ -135,10 +146,11 @@ describe.each(httpAdapters)('@Locked over HTTP (%s)', (_name, adapter) => {
     expect(conflicts[0].body.message).toContain('"payouts" is held');
   });
 
-  test('a lock held by "another instance" answers 409 through the filter', async () => {
+  test('a lock held by "another instance" answers 409 through the filter (instance or class form)', async () => {
     const release = await memory.hold('lock:payouts');
     try {
       await request(app.getHttpServer()).post('/filtered/payouts').expect(409);
+      await request(app.getHttpServer()).post('/by-class/payouts').expect(409);
     } finally {
       await release();
     }

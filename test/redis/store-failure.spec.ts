@@ -93,7 +93,12 @@ describe('Redis killed and restarted mid-run', () => {
     expect(after).toBeDefined();
     // The counter was lost with the restart (no persistence); it restarts from the clock, so tokens still grow.
     expect(after!).toBeGreaterThan(before!);
-    // The subscriber is back too: a waiter is woken by release, not by its periodic re-check.
+    // The subscriber reconnects on its own (ioredis backs off up to 2 s between attempts)...
+    const subscriber = (locks.provider as unknown as { subscriber?: { status: string } }).subscriber;
+    const subscriberDeadline = Date.now() + 10_000;
+    while (subscriber?.status !== 'ready' && Date.now() < subscriberDeadline) await sleep(50);
+    expect(subscriber?.status).toBe('ready');
+    // ...and then a waiter is woken by release, not by its periodic re-check.
     const holder = await locks.acquire(name);
     const waiter = locks.acquire(name, { waitTimeout: 5_000 });
     await sleep(200);
