@@ -1,0 +1,48 @@
+import type { Contender } from './contender.js';
+import { asyncMutex } from './async-mutex.contender.js';
+import { rawMemory } from './raw-memory.contender.js';
+import { murlockDefault, murlockTuned } from './murlock.contender.js';
+import { oursMemory, oursPostgres, oursRedis } from './ours.contenders.js';
+import { rawPostgres } from './raw-postgres.contender.js';
+import { rawRedis } from './raw-redis.contender.js';
+import { redlock4Default, redlock4Tuned } from './redlock4.contender.js';
+import { sesameDefault, sesameTuned } from './sesame-redlock.contender.js';
+
+export type { Contender, LockClient, BenchEnv } from './contender.js';
+
+export const ALL_CONTENDERS: readonly Contender[] = [
+  oursRedis,
+  rawRedis,
+  redlock4Default,
+  redlock4Tuned,
+  sesameDefault,
+  sesameTuned,
+  murlockDefault,
+  murlockTuned,
+  oursMemory,
+  rawMemory,
+  asyncMutex,
+  oursPostgres,
+  rawPostgres,
+];
+
+export function contenderById(id: string): Contender {
+  const found = ALL_CONTENDERS.find((c) => c.id === id);
+  if (!found) throw new Error(`Unknown contender "${id}"; known: ${ALL_CONTENDERS.map((c) => c.id).join(', ')}`);
+  return found;
+}
+
+/** Redis contenders with retry settings that matter only under contention: one entry per library for scenarios 1 and 2. */
+export const REDIS_UNCONTENDED: readonly Contender[] = [oursRedis, rawRedis, redlock4Default, sesameDefault, murlockDefault];
+export const REDIS_CONTENDED: readonly Contender[] = [
+  oursRedis,
+  rawRedis,
+  redlock4Default,
+  sesameDefault,
+  murlockDefault,
+  redlock4Tuned,
+  sesameTuned,
+  murlockTuned,
+];
+export const MEMORY: readonly Contender[] = [oursMemory, rawMemory, asyncMutex];
+export const POSTGRES: readonly Contender[] = [oursPostgres, rawPostgres];

@@ -1,0 +1,43 @@
+import { InMemoryLockProvider, LockManager, PostgresLockProvider, RedisLockProvider, type LockProvider } from '../../lib/index.js';
+import type { BenchEnv, Contender, LockClient } from './contender.js';
+
+/**
+ * This library: `LockManager.withLock(name, fn, { onHeld: 'wait' })` over a
+ * provider, with its defaults (lease renewal on, FIFO wake-up on release).
+ */
+function ours(id: string, label: string, store: Contender['store'], provider: (env: BenchEnv) => Promise<LockProvider>): Contender {
+  return {
+    id,
+    label,
+    store,
+    kind: 'ours',
+    retry: '-',
+    waits: 'FIFO queue, woken on release',
+    async create(env) {
+      const p = await provider(env);
+      const manager = new LockManager({ provider: p, ttl: env.ttl });
+      const options = { onHeld: 'wait' as const };
+      const client: LockClient = {
+        async withLock(name, fn) {
+          return (await manager.withLock(name, fn, options)) as Awaited<ReturnType<typeof fn>>;
+        },
+        async close() {
+          await manager.close();
+          await p.close();
+        },
+      };
+      return client;
+    },
+  };
+}
+
+export const oursMemory = ours('ours-memory', 'nest-lock (memory)', 'memory', async () => new InMemoryLockProvider());
+
+export const oursRedis = ours('ours-redis', 'nest-lock (redis)', 'redis', async (env) => new RedisLockProvider({ redis: env.redisUrl }));
+
+export const oursPostgres = ours(
+  'ours-postgres',
+  'nest-lock (postgres)',
+  'postgres',
+  async (env) => new PostgresLockProvider({ connection: env.pgUrl, tableName: 'bench_nest_locks' }),
+);

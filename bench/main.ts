@@ -1,0 +1,152 @@
+/**
+ * `npm run bench`: every scenario against the bench's own redis-server (and
+ * the local PostgreSQL), one table on stdout, and bench/results/latest.json
+ * + latest.svg (`--quick`: a short smoke run, written to quick.json/.svg).
+ *
+ * Flags: --quick, --only=1,3,5 (scenario numbers), --repeats=N.
+ * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/test).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { DEFAULT_BENCH_TTL, type BenchEnv } from './contenders/contender.js';
+import { MEMORY, POSTGRES, REDIS_CONTENDED, REDIS_UNCONTENDED } from './contenders/index.js';
+import { uncontended } from './scenarios/s1-uncontended.scenario.js';
+import { parallel } from './scenarios/s2-parallel.scenario.js';
+import { contended } from './scenarios/s3-contended.scenario.js';
+import { inMemory } from './scenarios/s4-in-memory.scenario.js';
+import { http } from './scenarios/s5-http.scenario.js';
+import { BenchRedis } from './support/redis-server.js';
+import { legend, table, targetLines, targets } from './support/report.js';
+import type { Row } from './support/results.js';
+import type { BenchContext, BenchOptions } from './support/runner.js';
+import { chart } from './support/svg.js';
+
+function parseArgs(argv: string[]): { options: BenchOptions; only: Set<number> | undefined } {
+  const quick = argv.includes('--quick');
+  const only = argv.find((a) => a.startsWith('--only='))?.slice(7);
+  const repeats = Number(argv.find((a) => a.startsWith('--repeats='))?.slice(10) ?? NaN);
+  const options: BenchOptions = quick
+    ? { quick, repeats: 2, longRepeats: 2, runMs: 400, longRunMs: 1_000 }
+    : { quick, repeats: 7, longRepeats: 5, runMs: 1_000, longRunMs: 3_000 };
+  const withRepeats = Number.isInteger(repeats) && repeats > 0 ? { ...options, repeats, longRepeats: repeats } : options;
+  return { options: withRepeats, only: only ? new Set(only.split(',').map(Number)) : undefined };
+}
+
+async function postgresVersion(url: string): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    const r = await client.query<{ server_version: string }>('SHOW server_version');
+    return r.rows[0]?.server_version;
+  } catch {
+    return undefined;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function machine(redisVersion: string, pgVersion: string | undefined): Record<string, string> {
+  const git = (...args: string[]): string => {
+    try {
+      return execFileSync('git', args, { encoding: 'utf8' }).trim();
+    } catch {
+      return 'unknown';
+    }
+  };
+  return {
+    cpus: `${os.availableParallelism()} × ${os.cpus()[0]?.model ?? 'unknown'}`,
+    memory: `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    redis: redisVersion,
+    postgres: pgVersion ?? 'not reachable',
+    commit: git('rev-parse', '--short', 'HEAD'),
+  };
+}
+
+async function main(): Promise<void> {
+  const { options, only } = parseArgs(process.argv.slice(2));
+  const wants = (n: number): boolean => !only || only.has(n);
+  const started = Date.now();
+  const log = (line: string): void => {
+    process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+  };
+  const redis = await BenchRedis.start();
+  const pgUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const pgVersion = await postgresVersion(pgUrl);
+  const env: BenchEnv = { redisUrl: redis.url, pgUrl, ttl: DEFAULT_BENCH_TTL };
+  const ctx: BenchContext = { env, options, log };
+  log(`bench redis-server ${redis.version} on port ${redis.port}; postgres ${pgVersion ?? 'not reachable'}; ${options.quick ? 'quick' : 'full'} run`);
+  const rows: Row[] = [];
+  try {
+    if (wants(1)) {
+      log('scenario 1: uncontended');
+      rows.push(...(await uncontended(ctx, 's1', REDIS_UNCONTENDED)));
+    }
+    if (wants(2)) {
+      log('scenario 2: parallel');
+      rows.push(...(await parallel(ctx, REDIS_UNCONTENDED)));
+    }
+    if (wants(3)) {
+      log('scenario 3: contended');
+      rows.push(...(await contended(ctx, redis, 's3', REDIS_CONTENDED)));
+    }
+    if (wants(4)) {
+      log('scenario 4: in-memory');
+      rows.push(...(await inMemory(ctx, MEMORY)));
+    }
+    if (wants(5)) {
+      log('scenario 5: HTTP');
+      rows.push(...(await http(ctx)));
+    }
+    if (wants(6)) {
+      if (pgVersion) {
+        log('scenario 6: PostgreSQL');
+        rows.push(...(await uncontended(ctx, 's6a', POSTGRES)));
+        rows.push(...(await contended(ctx, redis, 's6b', POSTGRES)));
+      } else {
+        log(`scenario 6 skipped: PostgreSQL not reachable at ${pgUrl}`);
+      }
+    }
+  } finally {
+    await redis.stop();
+  }
+
+  const ts = targets(rows);
+  const info = machine(redis.version, pgVersion);
+  const settings = `${options.repeats} repeats × ${options.runMs} ms (scenarios 1, 2, 4, 6a); ${options.longRepeats} × ${options.longRunMs} ms (3, 5, 6b)`;
+  const out = [
+    '',
+    table(rows),
+    '',
+    'Targets (issue 7):',
+    targetLines(ts),
+    '',
+    legend(rows),
+    '',
+    `Machine: ${Object.entries(info).map(([k, v]) => `${k} ${v}`).join('; ')}`,
+    `Run: ${settings}; total ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    '',
+  ].join('\n');
+  process.stdout.write(out);
+
+  const dir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  const base = options.quick ? 'quick' : 'latest';
+  const json = { date: new Date().toISOString(), machine: info, options, targets: ts, rows };
+  writeFileSync(`${dir}${base}.json`, `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(`${dir}${base}.svg`, chart(rows, `${info.cpus}, node ${info.node}, redis ${info.redis}`));
+  writeFileSync(`${dir}${base}.md`, `${out.trim()}\n`);
+  log(`wrote bench/results/${base}.json, ${base}.svg and ${base}.md`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,116 @@
+import { describe, target, type Row, type Target } from './results.js';
+import { fmt } from './runner.js';
+
+export const SCENARIO_TITLES: Record<string, string> = {
+  s1: '1. Uncontended (Redis)',
+  s2: '2. Parallel (Redis)',
+  s3: '3. Contended (Redis)',
+  s4: '4. In-memory',
+  s5: '5. HTTP (Nest express, autocannon)',
+  s6a: '6a. Uncontended (PostgreSQL)',
+  s6b: '6b. Contended (PostgreSQL)',
+};
+
+const ratio = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '-' : `${x.toFixed(2)}×`);
+const ms = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '-' : x < 10 ? x.toFixed(2) : x.toFixed(0));
+const pc = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '-' : `${(x * 100).toFixed(0)}%`);
+const pct = (x: number): string => `±${((x / 2) * 100).toFixed(0)}%`;
+
+function extra(r: Row): string {
+  const m = r.median;
+  if (r.scenario === 's3' || r.scenario === 's6b') {
+    const parts = [];
+    if (!Number.isNaN(m.lockCommandsPerSection ?? NaN)) {
+      parts.push(`${(m.lockCommandsPerSection ?? 0).toFixed(1)} cmd/sect (${(m.roundTripsPerSection ?? NaN).toFixed(1)} round trips)`);
+    }
+    parts.push(`wait p50/p99/max ${ms(m.p50WaitMs)}/${ms(m.p99WaitMs)}/${ms(m.maxWaitMs)} ms, max ${(m.waitVsFifo ?? NaN).toFixed(2)}× FIFO (${ms(m.fifoWaitMs)} ms)`);
+    parts.push(`hand-overs ${pc(m.handOverShare)} (${fmt(m.handOversPerSecond ?? NaN)}/s), busiest caller ${pc(m.busiestCallerShare)}`);
+    parts.push(r.samples.every((s) => s.exact === 1) ? 'exact' : 'INEXACT');
+    const errors = r.samples.reduce((n, s) => n + (s.errors ?? 0), 0);
+    if (errors) parts.push(`${errors} give-ups`);
+    return parts.join(', ');
+  }
+  if (r.scenario === 's4') return r.samples.every((s) => s.exact === 1) ? 'exact' : 'INEXACT';
+  return '';
+}
+
+/** The one table, as Markdown (readable in a terminal too). */
+export function table(rows: Row[]): string {
+  const header = ['Scenario', 'Contender', 'Retry', 'Throughput (median)', 'Spread (IQR)', 'p50 ms', 'p99 ms', 'Details', '× raw', '× best peer'];
+  const lines = [header, header.map(() => '---')];
+  let last = '';
+  for (const r of rows) {
+    const key = `${r.scenario}|${r.variant}`;
+    const scen = key === last ? '' : `${SCENARIO_TITLES[r.scenario] ?? r.scenario} — ${r.variant}`;
+    last = key;
+    if (r.skipped) {
+      lines.push([scen, r.label, r.retry, `skipped: ${r.skipped}`, '', '', '', '', '', '']);
+      continue;
+    }
+    const vsPeer =
+      r.vsBestDefaultPeer !== undefined && r.vsBestPeer !== undefined && r.bestDefaultPeer !== r.bestPeer
+        ? `${ratio(r.vsBestDefaultPeer)} default / ${ratio(r.vsBestPeer)} any`
+        : ratio(r.vsBestPeer);
+    lines.push([
+      scen,
+      r.kind === 'ours' ? `**${r.label}**` : r.label,
+      r.retry,
+      `${fmt(r.median.throughput!)} ${r.unit}`,
+      pct(r.spread),
+      ms(r.median.p50),
+      ms(r.median.p99),
+      extra(r),
+      ratio(r.vsRaw),
+      vsPeer,
+    ]);
+  }
+  return lines.map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+}
+
+function find(rows: Row[], scenario: string, id: string, variant?: string): Row | undefined {
+  return rows.find((r) => r.scenario === scenario && r.id === id && !r.skipped && (variant === undefined || r.variant.startsWith(variant)));
+}
+
+/** The issue's targets, checked against this run. */
+export function targets(rows: Row[]): Target[] {
+  const t: Target[] = [];
+  const s1 = find(rows, 's1', 'ours-redis');
+  t.push(target('s1', 'uncontended Redis ≥ 0.9× raw', s1?.vsRaw, '>=', 0.9));
+  const s2 = find(rows, 's2', 'ours-redis');
+  t.push(target('s2', '64 parallel callers ≥ 0.9× raw', s2?.vsRaw, '>=', 0.9));
+  const s3 = find(rows, 's3', 'ours-redis');
+  t.push(target('s3', `contended ≥ 3× best peer at default settings (${s3?.bestDefaultPeer ?? '-'})`, s3?.vsBestDefaultPeer, '>=', 3));
+  t.push(target('s3', 'contended ≥ 1.3× raw 1 ms poller', s3?.vsRaw, '>=', 1.3));
+  t.push(target('s3', 'contended ≤ 5 Redis commands per section (INFO total_commands_processed, in-script calls included)', s3?.median.lockCommandsPerSection, '<=', 5));
+  t.push(target('s3', 'contended ≤ 5 Redis commands per section, counting round trips only (client commands seen by MONITOR)', s3?.median.roundTripsPerSection, '<=', 5));
+  t.push(target('s3', 'longest wait ≤ 1.5× strict FIFO', s3?.median.waitVsFifo, '<=', 1.5));
+  t.push(target('s3', 'counter exact in every run (1 = yes)', s3 ? Math.min(...s3.samples.map((s) => s.exact!)) : undefined, '>=', 1));
+  for (const variant of ['sequential', '100 concurrent']) {
+    const r = find(rows, 's4', 'ours-memory', variant);
+    const mutex = find(rows, 's4', 'async-mutex', variant);
+    t.push(target('s4', `in-memory ${variant} ≥ 0.8× async-mutex`, r && mutex ? r.median.throughput! / mutex.median.throughput! : undefined, '>=', 0.8));
+  }
+  for (const store of ['memory', 'redis']) {
+    const r = find(rows, 's5', `http-distinct-${store}`);
+    t.push(target('s5', `HTTP @Locked distinct names (${store}) ≥ 0.8× undecorated`, r?.vsRaw, '>=', 0.8));
+  }
+  return t;
+}
+
+export function targetLines(ts: Target[]): string {
+  return ts
+    .map((x) => {
+      const mark = x.met === undefined ? 'not measured' : x.met ? 'MET' : 'MISSED';
+      const actual = x.actual === undefined || Number.isNaN(x.actual) ? '-' : x.actual.toFixed(2);
+      return `- [${mark}] ${SCENARIO_TITLES[x.scenario]?.split(' (')[0] ?? x.scenario}: ${x.text}: ${actual} (needs ${x.op} ${x.required})`;
+    })
+    .join('\n');
+}
+
+export function legend(rows: Row[]): string {
+  const seen = new Map<string, string>();
+  for (const r of rows) if (r.retry !== '-' || r.kind !== 'ours') seen.set(describe(r), r.waits);
+  const lines = [...seen].filter(([, w]) => w !== '-').map(([k, w]) => `- ${k}: ${w}`);
+  const notes = rows.flatMap((r) => r.notes.map((n) => `- ${SCENARIO_TITLES[r.scenario] ?? r.scenario}, ${describe(r)}: ${n}`));
+  return ['How each contender waits:', ...lines, ...(notes.length ? ['', 'Notes:', ...notes] : [])].join('\n');
+}

@@ -1,0 +1,124 @@
+/**
+ * Behaviour of the benchmark's own building blocks, never timings: the raw
+ * Redis baseline really excludes (its counter comes out exact, and its
+ * compare-and-delete never frees a key someone else holds), the in-memory
+ * adapters exclude too, and the ratios of the table are computed against the
+ * right rows.
+ */
+import { Redis } from 'ioredis';
+import { COMPARE_AND_DELETE, rawRedis } from '../../bench/contenders/raw-redis.contender.js';
+import { asyncMutex } from '../../bench/contenders/async-mutex.contender.js';
+import { rawMemory } from '../../bench/contenders/raw-memory.contender.js';
+import { oursMemory } from '../../bench/contenders/ours.contenders.js';
+import type { BenchEnv, LockClient } from '../../bench/contenders/contender.js';
+import { addRatios, buildRow } from '../../bench/support/results.js';
+import { median, quantile, spread } from '../../bench/support/stats.js';
+
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const env: BenchEnv = { redisUrl, pgUrl: 'postgres://unused', ttl: 10_000 };
+const prefix = `bench-smoke:${process.pid}:${Date.now()}`;
+
+/** `callers` × `rounds` sections, each a read-modify-write with an await in between. */
+async function hammer(client: LockClient, name: string, callers: number, rounds: number, read: () => Promise<number>, write: (v: number) => Promise<void>): Promise<void> {
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      for (let i = 0; i < rounds; i++) {
+        await client.withLock(name, async () => {
+          const v = await read();
+          await new Promise((r) => setImmediate(r));
+          await write(v + 1);
+        });
+      }
+    }),
+  );
+}
+
+describe('raw Redis baseline (SET NX PX + compare-and-delete)', () => {
+  let redis: Redis;
+  beforeAll(async () => {
+    redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect();
+  });
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  test('two clients × 4 callers: the non-atomic counter comes out exact and the key is free afterwards', async () => {
+    const [a, b] = await Promise.all([rawRedis.create(env), rawRedis.create(env)]);
+    const name = `${prefix}:lock`;
+    const counter = `${prefix}:counter`;
+    await redis.set(counter, '0');
+    const read = async (): Promise<number> => Number(await redis.get(counter));
+    const write = async (v: number): Promise<void> => {
+      await redis.set(counter, String(v));
+    };
+    try {
+      await Promise.all([hammer(a!, name, 4, 10, read, write), hammer(b!, name, 4, 10, read, write)]);
+    } finally {
+      await Promise.all([a!.close(), b!.close()]);
+    }
+    expect(await read()).toBe(80);
+    expect(await redis.exists(name)).toBe(0);
+  });
+
+  test('compare-and-delete leaves a key held by another token alone', async () => {
+    const key = `${prefix}:cad`;
+    await redis.set(key, 'other-owner', 'PX', 10_000);
+    expect(await redis.eval(COMPARE_AND_DELETE, 1, key, 'my-token')).toBe(0);
+    expect(await redis.get(key)).toBe('other-owner');
+    expect(await redis.eval(COMPARE_AND_DELETE, 1, key, 'other-owner')).toBe(1);
+    expect(await redis.exists(key)).toBe(0);
+  });
+});
+
+describe.each([oursMemory, asyncMutex, rawMemory])('in-memory contender $id', (contender) => {
+  test('50 concurrent callers: the counter comes out exact', async () => {
+    const client = await contender.create(env);
+    let counter = 0;
+    try {
+      await hammer(client, 'one', 50, 4, async () => counter, async (v) => void (counter = v));
+    } finally {
+      await client.close();
+    }
+    expect(counter).toBe(200);
+  });
+
+  test('a section that throws releases the lock for the next caller', async () => {
+    const client = await contender.create(env);
+    try {
+      await expect(client.withLock('boom', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+      await expect(client.withLock('boom', async () => 'next')).resolves.toBe('next');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('table arithmetic', () => {
+  test('median, quantile and spread', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(quantile([0, 10], 0.99)).toBeCloseTo(9.9);
+    expect(spread([90, 100, 110])).toBeCloseTo(0.1);
+    expect(spread([10, 100, 100, 100, 1000])).toBe(0);
+  });
+
+  test('ratios against the raw baseline and the best peer, and the best peer at default settings', () => {
+    const subject = (id: string, kind: 'ours' | 'raw' | 'peer', retry: 'default' | 'tuned' | '-') => ({ id, label: id, kind, retry, waits: '' });
+    const rows = [
+      buildRow('s3', 'v', subject('ours', 'ours', '-'), 'x/s', [{ throughput: 300 }, { throughput: 310 }, { throughput: 290 }]),
+      buildRow('s3', 'v', subject('raw', 'raw', '-'), 'x/s', [{ throughput: 200 }]),
+      buildRow('s3', 'v', subject('peer-default', 'peer', 'default'), 'x/s', [{ throughput: 100 }]),
+      buildRow('s3', 'v', subject('peer-tuned', 'peer', 'tuned'), 'x/s', [{ throughput: 150 }]),
+      buildRow('s3', 'v', subject('broken', 'peer', 'default'), 'x/s', [], 'provider missing'),
+    ];
+    addRatios(rows, true);
+    const ours = rows[0]!;
+    expect(ours.vsRaw).toBeCloseTo(1.5);
+    expect(ours.vsBestPeer).toBeCloseTo(2);
+    expect(ours.bestPeer).toBe('peer-tuned (tuned)');
+    expect(ours.vsBestDefaultPeer).toBeCloseTo(3);
+    expect(rows[2]!.vsBestPeer).toBeUndefined();
+  });
+});
