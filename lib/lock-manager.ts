@@ -1,5 +1,5 @@
 import { HeldLock, type HeldLockContext, type LockHandle } from './lock-handle.js';
-import { lockScope, scopeKey, type LockScope } from './lock.context.js';
+import { findInScope, lockScope, type LockScope } from './lock.context.js';
 import { LockAcquireError, LockError, LockOptionsError, LockReentryError, LockStoreError } from './lock.errors.js';
 import type { LockEvent } from './lock-events.interface.js';
 import { silentLogger, type LockLogger } from './lock-logger.interface.js';
@@ -42,6 +42,21 @@ export interface LockEntry {
   readonly reentered: boolean;
   run<R>(fn: () => R): R;
   release(): Promise<boolean>;
+}
+
+/** A lock taken for a scoped call. @internal */
+class ScopedEntry implements LockEntry {
+  readonly reentered = false;
+  constructor(
+    readonly handle: HeldLock,
+    private readonly scope: LockScope,
+  ) {}
+  run<R>(fn: () => R): R {
+    return lockScope.run(this.scope, fn);
+  }
+  release(): Promise<boolean> {
+    return this.handle.release();
+  }
 }
 
 let nextManagerId = 1;
@@ -154,9 +169,8 @@ export class LockManager {
    */
   current(name?: string): LockHandle | undefined {
     const scope = lockScope.getStore();
-    if (!scope) return undefined;
-    if (name !== undefined) return scope.handles.get(scopeKey(this.id, this.keyPrefix + name));
-    return scope.innermost;
+    if (name !== undefined) return findInScope(scope, this.id, this.keyPrefix + name);
+    return scope?.handle;
   }
 
   /** Releases every lock this manager still holds and stops their renewal. */
@@ -193,9 +207,8 @@ export class LockManager {
    */
   async enter(name: string, options: ResolvedCallOptions): Promise<LockEntry | undefined> {
     const key = this.keyPrefix + name;
-    const sk = scopeKey(this.id, key);
     const scope = lockScope.getStore();
-    const outer = scope?.handles.get(sk);
+    const outer = scope && findInScope(scope, this.id, key);
     if (outer?.held) {
       if (!options.reentrant) throw new LockReentryError(name);
       return { handle: outer, reentered: true, run: (fn) => fn(), release: async () => false };
@@ -213,10 +226,7 @@ export class LockManager {
       this.logger.debug(`Lock "${name}" is held elsewhere; the call fails with LockAcquireError.`);
       throw new LockAcquireError(name, 'held');
     }
-    const handles = new Map(scope?.handles);
-    handles.set(sk, handle);
-    const inner: LockScope = { handles, innermost: handle };
-    return { handle, reentered: false, run: (fn) => lockScope.run(inner, fn), release: () => handle.release() };
+    return new ScopedEntry(handle, { handle, managerId: this.id, parent: scope });
   }
 
   private waitFailed(name: string, options: ResolvedCallOptions, started: number): Error {

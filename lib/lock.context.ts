@@ -1,17 +1,26 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LockHandle } from './lock-handle.js';
 
-/** The locks held by the current async call chain, innermost last. @internal */
+/**
+ * The locks held by the current async call chain, as a linked list from the
+ * innermost outwards (a chain is a few locks deep: a walk is cheaper than a
+ * Map copy per acquisition). @internal
+ */
 export interface LockScope {
-  readonly handles: ReadonlyMap<string, LockHandle>;
-  readonly innermost: LockHandle;
+  readonly handle: LockHandle;
+  /** The manager that took it: the same key in two managers (two apps in one process) is two locks. */
+  readonly managerId: number;
+  readonly parent: LockScope | undefined;
 }
 
 /** @internal */
 export const lockScope = new AsyncLocalStorage<LockScope>();
 
-/** Scope key: the same name in two managers (two apps in one process) is two locks. @internal */
-export const scopeKey = (managerId: number, key: string): string => `${managerId}\u0000${key}`;
+/** The handle for `key` of manager `managerId` in the current chain. @internal */
+export function findInScope(scope: LockScope | undefined, managerId: number, key: string): LockHandle | undefined {
+  for (let s = scope; s; s = s.parent) if (s.managerId === managerId && s.handle.key === key) return s.handle;
+  return undefined;
+}
 
 /**
  * The handle of the lock held by the current call chain: the innermost one,
@@ -28,9 +37,7 @@ export const scopeKey = (managerId: number, key: string): string => `${managerId
  */
 export function currentLock(name?: string): LockHandle | undefined {
   const scope = lockScope.getStore();
-  if (!scope) return undefined;
-  if (name === undefined) return scope.innermost;
-  let found: LockHandle | undefined;
-  for (const handle of scope.handles.values()) if (handle.name === name) found = handle;
-  return found;
+  if (name === undefined) return scope?.handle;
+  for (let s = scope; s; s = s.parent) if (s.handle.name === name) return s.handle;
+  return undefined;
 }

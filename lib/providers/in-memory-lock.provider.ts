@@ -1,4 +1,5 @@
 import { LockProvider, type LockAcquireRequest, type LockGrant } from '../lock-provider.interface.js';
+import { sharedTimer, type TimerTarget } from '../lock-timer.js';
 
 interface Waiter {
   readonly owner: string;
@@ -13,8 +14,8 @@ interface Entry {
   owner: string | undefined;
   expiresAt: number;
   readonly waiters: Waiter[];
-  /** Wakes the head waiter when a holder's lease runs out; exists only while someone waits. */
-  expiryTimer?: ReturnType<typeof setTimeout>;
+  /** Wakes the head waiter when a holder's lease runs out (through the shared timer); used only while someone waits. */
+  expiry?: TimerTarget;
 }
 
 const now = (): number => performance.now();
@@ -157,22 +158,18 @@ export class InMemoryLockProvider extends LockProvider {
   }
 
   private arm(entry: Entry, key: string): void {
-    if (entry.expiryTimer !== undefined) clearTimeout(entry.expiryTimer);
-    entry.expiryTimer = setTimeout(
-      () => {
-        entry.expiryTimer = undefined;
-        if (this.entries.get(key) !== entry) return;
+    entry.expiry ??= {
+      onTimer: () => {
+        if (this.entries.get(key) !== entry || entry.waiters.length === 0) return;
         if (entry.owner !== undefined && entry.expiresAt > now()) this.arm(entry, key);
         else this.settle(entry, key);
       },
-      Math.min(2 ** 31 - 1, Math.max(0, entry.expiresAt - now()) + 1), // longer waits re-arm
-    );
-    entry.expiryTimer.unref?.();
+    };
+    sharedTimer.schedule(entry.expiry, entry.expiresAt + 1);
   }
 
   private disarm(entry: Entry, _key: string): void {
-    if (entry.expiryTimer !== undefined) clearTimeout(entry.expiryTimer);
-    entry.expiryTimer = undefined;
+    if (entry.expiry) sharedTimer.cancel(entry.expiry);
   }
 
   private cleanup(waiter: Waiter): void {
