@@ -144,7 +144,7 @@ export class HeldLock implements LockHandle, TimerTarget {
       this.ctx.emit({ type: 'store-error', name: this.name, operation: 'release', error });
       return false;
     }
-    if (wasHeld) this.ctx.emit({ type: 'released', name: this.name, fencingToken: this.fencingToken, heldMs });
+    if (wasHeld && this.ctx.observed) this.ctx.emit({ type: 'released', name: this.name, fencingToken: this.fencingToken, heldMs });
     return wasHeld;
   }
 
@@ -166,8 +166,7 @@ export class HeldLock implements LockHandle, TimerTarget {
 
   /** Asks the shared timer for the next renewal, or the end of the lease, whichever comes first. */
   private schedule(t = now()): void {
-    this.clearTimer();
-    if (this.state !== 'held') return;
+    if (this.state !== 'held') return; // release() and lose() already cancelled the timer
     let at = this.leaseEnd;
     if (this.settings.renew && !this.renewing) {
       // Every third of the ttl, and before a shorter lease (a hand-off not renewed yet) is half gone.
@@ -216,7 +215,7 @@ export class HeldLock implements LockHandle, TimerTarget {
       const error = err instanceof Error ? err : new Error(String(err));
       this.ctx.emit({ type: 'store-error', name: this.name, operation: 'extend', error });
       this.ctx.logger.warn(
-        `Renewing lock "${this.name}" failed (${error instanceof LockStoreError ? error.message : error.message}); retrying until its lease ends.`,
+        `Renewing lock "${this.name}" failed (${error.message}); retrying until its lease ends.`,
       );
       this.schedule();
       return;

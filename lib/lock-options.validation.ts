@@ -3,7 +3,7 @@ import { LockProvider } from './lock-provider.interface.js';
 import type { LockCallOptions, LockModuleOptions } from './lock-options.interface.js';
 
 const ON_HELD = ['throw', 'skip', 'wait'];
-const CALL_KEYS = new Set(['name', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'holdAtLeast', 'reentrant', 'failOpen', 'signal']);
+const CALL_KEYS = new Set(['ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'holdAtLeast', 'reentrant', 'failOpen', 'signal']);
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
@@ -34,6 +34,20 @@ function assertDuration(value: unknown, option: string, where: string, allowZero
   }
 }
 
+/** Plain object with only known keys (undefined values count as absent). */
+function assertOptionsObject(options: unknown, known: Set<string>, where: string, label: string): Record<string, unknown> {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new LockOptionsError(`${where}${label} must be an object, got ${describe(options)}.`);
+  }
+  const o = options as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (o[key] !== undefined && !known.has(key)) {
+      throw new LockOptionsError(`${where}: unknown option "${key}". Known options: ${[...known].join(', ')}.`);
+    }
+  }
+  return o;
+}
+
 function assertBoolean(value: unknown, option: string, where: string): void {
   if (value !== undefined && typeof value !== 'boolean') {
     throw new LockOptionsError(`${where}: ${option} must be true or false, got ${describe(value)}.`);
@@ -49,15 +63,7 @@ function assertOnHeld(value: unknown, where: string): void {
 /** Checks per-call options (`@Locked`, `withLock`, `acquire`, `tryAcquire`). */
 export function assertCallOptions(options: unknown, where: string): asserts options is LockCallOptions | undefined {
   if (options === undefined) return;
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new LockOptionsError(`${where}: options must be an object, got ${describe(options)}.`);
-  }
-  const o = options as Record<string, unknown>;
-  for (const key of Object.keys(o)) {
-    if (!CALL_KEYS.has(key)) {
-      throw new LockOptionsError(`${where}: unknown option "${key}". Known options: ${[...CALL_KEYS].join(', ')}.`);
-    }
-  }
+  const o = assertOptionsObject(options, CALL_KEYS, where, ': options');
   assertDuration(o.ttl, 'ttl', where, false);
   assertDuration(o.waitTimeout, 'waitTimeout', where, true);
   assertDuration(o.maxHold, 'maxHold', where, false);
@@ -77,16 +83,7 @@ const MODULE_KEYS = new Set(['provider', 'keyPrefix', 'ttl', 'onHeld', 'waitTime
 export function assertModuleOptions(options: unknown): asserts options is LockModuleOptions {
   const where = 'LockModule options';
   if (options === undefined) return;
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new LockOptionsError(`${where} must be an object, got ${describe(options)}.`);
-  }
-  const o = options as Record<string, unknown>;
-  for (const key of Object.keys(o)) {
-    if (o[key] === undefined) continue;
-    if (!MODULE_KEYS.has(key)) {
-      throw new LockOptionsError(`${where}: unknown option "${key}". Known options: ${[...MODULE_KEYS].join(', ')}.`);
-    }
-  }
+  const o = assertOptionsObject(options, MODULE_KEYS, where, '');
   if (o.provider !== undefined && !(o.provider instanceof LockProvider)) {
     throw new LockOptionsError(`${where}: provider must be an instance of a LockProvider subclass, got ${describe(o.provider)}.`);
   }

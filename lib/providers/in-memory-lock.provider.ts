@@ -27,7 +27,8 @@ const now = (): number => performance.now();
  * process only**: two replicas both enter. Use Redis or PostgreSQL for more.
  *
  * No timer runs for an uncontended lock: expiry is checked when the key is
- * next touched. A key with waiters has one timer, for its holder's expiry.
+ * next touched. A key with waiters asks the process's shared lock timer to
+ * wake it at its holder's expiry.
  *
  * It doubles as a test double: {@link InMemoryLockProvider.hold} plays "another
  * instance holds this lock".
@@ -57,7 +58,7 @@ export class InMemoryLockProvider extends LockProvider {
         if (i < 0) return;
         entry.waiters.splice(i, 1);
         this.cleanup(waiter);
-        if (entry.waiters.length === 0) this.disarm(entry, key);
+        if (entry.waiters.length === 0) this.disarm(entry);
         resolve(null);
       };
       if (request.waitTimeout !== undefined) {
@@ -102,7 +103,7 @@ export class InMemoryLockProvider extends LockProvider {
         this.cleanup(waiter);
         waiter.resolve(null);
       }
-      this.disarm(entry, key);
+      this.disarm(entry);
     }
     this.entries.clear();
   }
@@ -144,17 +145,16 @@ export class InMemoryLockProvider extends LockProvider {
     if (entry.owner !== undefined && entry.expiresAt > t) return;
     const next = entry.waiters.shift();
     if (!next) {
-      this.disarm(entry, key);
+      this.disarm(entry);
       this.entries.delete(key);
       return;
     }
     this.cleanup(next);
     entry.owner = next.owner;
-    const leaseStartedAt = now();
-    entry.expiresAt = leaseStartedAt + next.ttl;
-    next.resolve({ fencingToken: ++this.fence, queued: true, leaseStartedAt });
+    entry.expiresAt = t + next.ttl;
+    next.resolve({ fencingToken: ++this.fence, queued: true, leaseStartedAt: t });
     if (entry.waiters.length > 0) this.arm(entry, key);
-    else this.disarm(entry, key);
+    else this.disarm(entry);
   }
 
   private arm(entry: Entry, key: string): void {
@@ -168,7 +168,7 @@ export class InMemoryLockProvider extends LockProvider {
     sharedTimer.schedule(entry.expiry, entry.expiresAt + 1);
   }
 
-  private disarm(entry: Entry, _key: string): void {
+  private disarm(entry: Entry): void {
     if (entry.expiry) sharedTimer.cancel(entry.expiry);
   }
 

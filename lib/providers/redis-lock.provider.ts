@@ -99,6 +99,11 @@ function isCluster(client: Client): client is Cluster {
   return (client as { isCluster?: boolean }).isCluster === true;
 }
 
+/** Where a call failed, for error messages: the key and the step. */
+function where(key: string | undefined, step: string | undefined): string {
+  return `${key === undefined ? '' : ` (key "${key}")`}${step === undefined ? '' : `, ${step}`}`;
+}
+
 /** What went wrong, in words; never the connection URL (it may hold a password). */
 function errorDetail(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
@@ -414,23 +419,22 @@ export class RedisLockProvider extends LockProvider {
     client: Client = this.client,
     step?: string,
   ): Promise<T> {
-    const where = (): string => `${key === undefined ? '' : ` (key "${key}")`}${step === undefined ? '' : `, ${step}`}`;
     if (this.closed && operation !== 'leave') {
-      return Promise.reject(new LockStoreError(operation, `the Redis lock provider is closed${where()}`));
+      return Promise.reject(new LockStoreError(operation, `the Redis lock provider is closed${where(key, step)}`));
     }
     // One timer and one promise per call: this is the hot path of every lock operation.
     return new Promise<T>((resolve, reject) => {
       let done = false;
       const timer = setTimeout(() => {
         done = true;
-        reject(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where()}`));
+        reject(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where(key, step)}`));
       }, this.commandTimeout);
       const settle = (err: unknown, value?: T): void => {
         if (done) return;
         done = true;
         clearTimeout(timer);
         if (err === undefined) resolve(value as T);
-        else reject(err instanceof LockStoreError ? err : new LockStoreError(operation, `${errorDetail(err)}${where()}`, { cause: err }));
+        else reject(err instanceof LockStoreError ? err : new LockStoreError(operation, `${errorDetail(err)}${where(key, step)}`, { cause: err }));
       };
       let work: Promise<T>;
       try {

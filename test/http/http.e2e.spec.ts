@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Controller, Get, HttpCode, Injectable, Param, Post, Sse, UseFilters, type INestApplication } from '@nestjs/common';
+import { Controller, Get, HttpCode, Injectable, Param, ParseIntPipe, Post, Sse, UseFilters, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { Observable, interval, map, take } from 'rxjs';
@@ -45,6 +45,12 @@ class PayoutsController {
   async recompute(@Param('id') id: string) {
     await sleep(300);
     return { id, lock: currentLock()!.name };
+  }
+
+  @Get('numbers/:n')
+  @Locked((n: unknown) => `number:${typeof n}:${String(n)}`)
+  async piped(@Param('n', ParseIntPipe) n: number) {
+    return { n, lock: currentLock()!.name };
   }
 
   @Post('queue')
@@ -166,6 +172,11 @@ describe.each(httpAdapters)('@Locked over HTTP (%s)', (_name, adapter) => {
     expect([a.status, b.status].sort()).toEqual([200, 500]);
     expect(c.status).toBe(200);
     expect(c.body).toEqual({ id: '2', lock: 'account:2' });
+  });
+
+  test('a name function receives the arguments after pipes', async () => {
+    const res = await request(app.getHttpServer()).get('/numbers/0042').expect(200);
+    expect(res.body).toEqual({ n: 42, lock: 'number:number:42' });
   });
 
   test("onHeld 'wait': concurrent requests all succeed, in turn, with increasing fencing tokens", async () => {
