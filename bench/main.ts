@@ -1,9 +1,12 @@
 /**
  * `npm run bench`: every scenario against the bench's own redis-server (and
  * the local PostgreSQL), one table on stdout, and bench/results/latest.json
- * + latest.svg (`--quick`: a short smoke run, written to quick.json/.svg).
+ * + latest.svg (`--quick`: a short smoke run, written to quick.*; a run with
+ * --only or --contenders writes partial.*).
  *
- * Flags: --quick, --only=1,3,5 (scenario numbers), --repeats=N.
+ * Flags: --quick, --only=1,3,5 (scenario numbers), --repeats=N,
+ * --contenders=ours-redis,raw-redis (contender ids; for quick comparisons while
+ * working on one path: ratios need the raw and peer rows of their scenario).
  * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/test).
  */
 import { execFileSync } from 'node:child_process';
@@ -12,7 +15,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DEFAULT_BENCH_TTL, type BenchEnv } from './contenders/contender.js';
-import { MEMORY, POSTGRES, REDIS_CONTENDED, REDIS_UNCONTENDED } from './contenders/index.js';
+import { MEMORY, POSTGRES, REDIS_CONTENDED, REDIS_UNCONTENDED, contenderById, type Contender } from './contenders/index.js';
 import { uncontended } from './scenarios/s1-uncontended.scenario.js';
 import { parallel } from './scenarios/s2-parallel.scenario.js';
 import { contended } from './scenarios/s3-contended.scenario.js';
@@ -24,7 +27,12 @@ import type { Row } from './support/results.js';
 import type { BenchContext, BenchOptions } from './support/runner.js';
 import { chart } from './support/svg.js';
 
-function parseArgs(argv: string[]): { options: BenchOptions; only: Set<number> | undefined } {
+function parseArgs(argv: string[]): {
+  options: BenchOptions;
+  only: Set<number> | undefined;
+  pick: (list: readonly Contender[]) => Contender[];
+  partial: boolean;
+} {
   const quick = argv.includes('--quick');
   const only = argv.find((a) => a.startsWith('--only='))?.slice(7);
   const repeats = Number(argv.find((a) => a.startsWith('--repeats='))?.slice(10) ?? NaN);
@@ -32,7 +40,10 @@ function parseArgs(argv: string[]): { options: BenchOptions; only: Set<number> |
     ? { quick, repeats: 2, longRepeats: 2, runMs: 400, longRunMs: 1_000 }
     : { quick, repeats: 7, longRepeats: 5, runMs: 1_000, longRunMs: 3_000 };
   const withRepeats = Number.isInteger(repeats) && repeats > 0 ? { ...options, repeats, longRepeats: repeats } : options;
-  return { options: withRepeats, only: only ? new Set(only.split(',').map(Number)) : undefined };
+  const ids = argv.find((a) => a.startsWith('--contenders='))?.slice(13).split(',');
+  for (const id of ids ?? []) contenderById(id); // an unknown id fails here, naming the known ones
+  const pick = (list: readonly Contender[]): Contender[] => list.filter((c) => !ids || ids.includes(c.id));
+  return { options: withRepeats, only: only ? new Set(only.split(',').map(Number)) : undefined, pick, partial: only !== undefined || ids !== undefined };
 }
 
 async function postgresVersion(url: string): Promise<string | undefined> {
@@ -68,7 +79,7 @@ function machine(redisVersion: string, pgVersion: string | undefined): Record<st
 }
 
 async function main(): Promise<void> {
-  const { options, only } = parseArgs(process.argv.slice(2));
+  const { options, only, pick, partial } = parseArgs(process.argv.slice(2));
   const wants = (n: number): boolean => !only || only.has(n);
   const started = Date.now();
   const log = (line: string): void => {
@@ -84,19 +95,19 @@ async function main(): Promise<void> {
   try {
     if (wants(1)) {
       log('scenario 1: uncontended');
-      rows.push(...(await uncontended(ctx, 's1', REDIS_UNCONTENDED)));
+      rows.push(...(await uncontended(ctx, 's1', pick(REDIS_UNCONTENDED))));
     }
     if (wants(2)) {
       log('scenario 2: parallel');
-      rows.push(...(await parallel(ctx, REDIS_UNCONTENDED)));
+      rows.push(...(await parallel(ctx, pick(REDIS_UNCONTENDED))));
     }
     if (wants(3)) {
       log('scenario 3: contended');
-      rows.push(...(await contended(ctx, redis, 's3', REDIS_CONTENDED)));
+      rows.push(...(await contended(ctx, redis, 's3', pick(REDIS_CONTENDED))));
     }
     if (wants(4)) {
       log('scenario 4: in-memory');
-      rows.push(...(await inMemory(ctx, MEMORY)));
+      rows.push(...(await inMemory(ctx, pick(MEMORY))));
     }
     if (wants(5)) {
       log('scenario 5: HTTP');
@@ -105,8 +116,8 @@ async function main(): Promise<void> {
     if (wants(6)) {
       if (pgVersion) {
         log('scenario 6: PostgreSQL');
-        rows.push(...(await uncontended(ctx, 's6a', POSTGRES)));
-        rows.push(...(await contended(ctx, redis, 's6b', POSTGRES)));
+        rows.push(...(await uncontended(ctx, 's6a', pick(POSTGRES))));
+        rows.push(...(await contended(ctx, redis, 's6b', pick(POSTGRES))));
       } else {
         log(`scenario 6 skipped: PostgreSQL not reachable at ${pgUrl}`);
       }
@@ -135,7 +146,8 @@ async function main(): Promise<void> {
 
   const dir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
   mkdirSync(dir, { recursive: true });
-  const base = options.quick ? 'quick' : 'latest';
+  // Only a full run of every scenario and contender replaces latest.*, which the README shows.
+  const base = options.quick ? 'quick' : partial ? 'partial' : 'latest';
   const json = { date: new Date().toISOString(), machine: info, options, targets: ts, rows };
   writeFileSync(`${dir}${base}.json`, `${JSON.stringify(json, null, 2)}\n`);
   writeFileSync(`${dir}${base}.svg`, chart(rows, `${info.cpus}, node ${info.node}, redis ${info.redis}`));

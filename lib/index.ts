@@ -8,7 +8,7 @@ export {
   type LockExceptionFilterOptions,
   type LockErrorBody,
 } from './lock-exception.filter.js';
-export { LockProvider, type LockAcquireRequest, type LockGrant } from './lock-provider.interface.js';
+export { LockProvider, type LockAcquireRequest, type LockGrant, type MaybePromise } from './lock-provider.interface.js';
 export { InMemoryLockProvider } from './providers/in-memory-lock.provider.js';
 export { RedisLockProvider, DEFAULT_COMMAND_TIMEOUT, type RedisLockProviderOptions, type RedisConnection } from './providers/redis-lock.provider.js';
 export {

@@ -1,8 +1,9 @@
-import { LockLostError, LockStoreError } from './lock.errors.js';
+import { lockScope, type LockEntry, type LockScope } from './lock.context.js';
+import { LockLostError } from './lock.errors.js';
 import type { LockEvent } from './lock-events.interface.js';
-import type { LockProvider } from './lock-provider.interface.js';
+import { isThenable, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
 import type { LockLogger } from './lock-logger.interface.js';
-import { sharedTimer, type TimerTarget } from './lock-timer.js';
+import { TimedNode, type TimedList } from './lock-timer.js';
 
 /**
  * A lock you hold. Returned by `LockService.acquire()` / `tryAcquire()`,
@@ -47,7 +48,9 @@ export interface HeldLockContext {
   readonly provider: LockProvider;
   readonly logger: LockLogger;
   readonly emit: (event: LockEvent) => void;
-  readonly onSettled: (lock: HeldLock) => void;
+  /** The manager's held locks: a lock is a member from grant to release or loss, and is called back through it. */
+  readonly held: TimedList;
+  readonly managerId: number;
   /** Whether anyone listens to events (durations are measured only then). */
   readonly observed: boolean;
 }
@@ -62,10 +65,15 @@ export interface HeldLockSettings {
 
 const now = (): number => performance.now();
 
-/** The engine's implementation of {@link LockHandle}. @internal */
-export class HeldLock implements LockHandle, TimerTarget {
+/**
+ * The engine's implementation of {@link LockHandle}. It is also its own scope
+ * node (for `currentLock()` and reentrancy detection) and its own entry for a
+ * scoped call, so one object is all an acquisition allocates. @internal
+ */
+export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEntry {
   /** When the lease started (performance.now() time). */
   readonly acquiredAt: number;
+  readonly managerId: number;
   /** Created when `signal` is first read: most sections never look at it. */
   private controller: AbortController | undefined;
   private lostReason: LockLostError | undefined;
@@ -84,8 +92,12 @@ export class HeldLock implements LockHandle, TimerTarget {
     private readonly settings: HeldLockSettings,
     private readonly ctx: HeldLockContext,
     requestedAt: number,
-    leaseMs: number = settings.ttl,
+    leaseMs: number,
+    /** The lock scope this lock was taken in (for a scoped call). */
+    readonly parentScope: LockScope | undefined,
   ) {
+    super();
+    this.managerId = ctx.managerId;
     this.acquiredAt = requestedAt;
     this.leaseEnd = requestedAt + Math.min(leaseMs, settings.ttl);
     this.schedule(requestedAt);
@@ -101,6 +113,21 @@ export class HeldLock implements LockHandle, TimerTarget {
 
   get held(): boolean {
     return this.state === 'held';
+  }
+
+  /** {@link LockEntry}: this lock. @internal */
+  get handle(): LockHandle {
+    return this;
+  }
+
+  /** {@link LockEntry}: a lock taken by this call, not an outer one. @internal */
+  get reentered(): boolean {
+    return false;
+  }
+
+  /** Runs `fn(...args)` with this lock as the innermost of the call chain. @internal */
+  run<A extends unknown[], R>(fn: (...args: A) => R, ...args: A): R {
+    return lockScope.run(this, fn, ...args);
   }
 
   async extend(ms: number = this.settings.ttl): Promise<void> {
@@ -122,37 +149,56 @@ export class HeldLock implements LockHandle, TimerTarget {
     this.schedule();
   }
 
-  async release(): Promise<boolean> {
+  release(): Promise<boolean> {
+    const released = this.exit();
+    return isThenable(released) ? released : Promise.resolve(released);
+  }
+
+  /** {@link release}, answering synchronously when the store does. Never throws. @internal */
+  exit(): MaybePromise<boolean> {
     if (this.state === 'released') return false;
     const wasHeld = this.state === 'held';
     this.state = 'released';
-    this.clearTimer();
-    this.ctx.onSettled(this);
+    this.ctx.held.remove(this);
     const heldMs = this.settings.holdAtLeast !== undefined || this.ctx.observed ? now() - this.acquiredAt : 0;
     const remainingMin = this.settings.holdAtLeast === undefined ? 0 : this.settings.holdAtLeast - heldMs;
+    let done: MaybePromise<boolean>;
     try {
-      if (wasHeld && remainingMin >= 1) {
-        // holdAtLeast: keep the key until the minimum has passed, so a late replica cannot run again.
-        await this.ctx.provider.extend(this.key, this.owner, Math.ceil(remainingMin));
-      } else {
-        // Owner-checked, so harmless after a loss; frees the key sooner if the store still has it.
-        await this.ctx.provider.release(this.key, this.owner);
-      }
+      done =
+        wasHeld && remainingMin >= 1
+          ? // holdAtLeast: keep the key until the minimum has passed, so a late replica cannot run again.
+            this.ctx.provider.extend(this.key, this.owner, Math.ceil(remainingMin))
+          : // Owner-checked, so harmless after a loss; frees the key sooner if the store still has it.
+            this.ctx.provider.release(this.key, this.owner);
     } catch (err) {
-      const error = err instanceof Error ? err : new Error(String(err));
-      this.ctx.logger.error(`Releasing lock "${this.name}" failed; its lease will expire on its own: ${error.message}`);
-      this.ctx.emit({ type: 'store-error', name: this.name, operation: 'release', error });
-      return false;
+      return this.releaseFailed(err);
     }
+    if (isThenable(done)) {
+      return done.then(
+        () => this.released(wasHeld, heldMs),
+        (err: unknown) => this.releaseFailed(err),
+      );
+    }
+    return this.released(wasHeld, heldMs);
+  }
+
+  private released(wasHeld: boolean, heldMs: number): boolean {
     if (wasHeld && this.ctx.observed) this.ctx.emit({ type: 'released', name: this.name, fencingToken: this.fencingToken, heldMs });
     return wasHeld;
+  }
+
+  private releaseFailed(err: unknown): false {
+    const error = err instanceof Error ? err : new Error(String(err));
+    this.ctx.logger.error(`Releasing lock "${this.name}" failed; its lease will expire on its own: ${error.message}`);
+    this.ctx.emit({ type: 'store-error', name: this.name, operation: 'release', error });
+    return false;
   }
 
   /** Marks the lock lost, aborts the signal, warns. @internal */
   lose(detail: string): void {
     if (this.state !== 'held') return;
     this.state = 'lost';
-    this.clearTimer();
+    this.ctx.held.remove(this);
     const reason = new LockLostError(this.name, detail);
     this.ctx.logger.warn(reason.message);
     this.lostReason = reason;
@@ -160,20 +206,16 @@ export class HeldLock implements LockHandle, TimerTarget {
     this.controller?.abort(reason);
   }
 
-  private clearTimer(): void {
-    sharedTimer.cancel(this);
-  }
-
-  /** Asks the shared timer for the next renewal, or the end of the lease, whichever comes first. */
+  /** Asks for the next call: the next renewal, or the end of the lease, whichever comes first. */
   private schedule(t = now()): void {
-    if (this.state !== 'held') return; // release() and lose() already cancelled the timer
+    if (this.state !== 'held') return; // release() and lose() already left the list
     let at = this.leaseEnd;
     if (this.settings.renew && !this.renewing) {
       // Every third of the ttl, and before a shorter lease (a hand-off not renewed yet) is half gone.
       if (this.renewalCap() > t) at = Math.min(at, t + this.settings.ttl / 3, t + (this.leaseEnd - t) / 2);
       else this.capped = true;
     }
-    sharedTimer.schedule(this, at);
+    this.ctx.held.schedule(this, at);
   }
 
   private renewalCap(): number {

@@ -1,11 +1,12 @@
 import { HeldLock, type HeldLockContext, type LockHandle } from './lock-handle.js';
-import { findInScope, lockScope, type LockScope } from './lock.context.js';
+import { findInScope, lockScope, type LockEntry, type LockScope } from './lock.context.js';
 import { LockAcquireError, LockError, LockOptionsError, LockReentryError, LockStoreError } from './lock.errors.js';
 import type { LockEvent } from './lock-events.interface.js';
 import { silentLogger, type LockLogger } from './lock-logger.interface.js';
 import type { LockCallOptions, LockModuleOptions, OnHeld } from './lock-options.interface.js';
 import { assertCallOptions, assertLockName, assertModuleOptions } from './lock-options.validation.js';
-import type { LockProvider } from './lock-provider.interface.js';
+import { isThenable, type LockGrant, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
+import { TimedList } from './lock-timer.js';
 import { newOwnerToken } from './owner-token.js';
 
 /** Default lease, in ms. */
@@ -32,30 +33,17 @@ export interface ResolvedCallOptions {
   signal?: AbortSignal;
 }
 
-/**
- * A lock taken for a scoped call: run code inside its async scope (so nested
- * calls see it), then release. `reentered` entries belong to an outer call,
- * and their `release` does nothing. @internal
- */
-export interface LockEntry {
-  readonly handle: LockHandle;
-  readonly reentered: boolean;
-  run<R>(fn: () => R): R;
-  release(): Promise<boolean>;
-}
+export type { LockEntry } from './lock.context.js';
 
-/** A lock taken for a scoped call. @internal */
-class ScopedEntry implements LockEntry {
-  readonly reentered = false;
-  constructor(
-    readonly handle: HeldLock,
-    private readonly scope: LockScope,
-  ) {}
-  run<R>(fn: () => R): R {
-    return lockScope.run(this.scope, fn);
+/** The entry of a call nested in a call that holds the same lock (`reentrant: true`): runs inside the outer scope, releases nothing. */
+class ReenteredEntry implements LockEntry {
+  readonly reentered = true;
+  constructor(readonly handle: LockHandle) {}
+  run<A extends unknown[], R>(fn: (...args: A) => R, ...args: A): R {
+    return fn(...args);
   }
-  release(): Promise<boolean> {
-    return this.handle.release();
+  exit(): boolean {
+    return false;
   }
 }
 
@@ -83,7 +71,8 @@ export class LockManager {
   private readonly defaults: ResolvedCallOptions;
   private readonly onEvent?: (event: LockEvent) => void;
   private readonly id = nextManagerId++;
-  private readonly active = new Set<HeldLock>();
+  /** The locks this manager holds (an intrusive list; also what calls them back for renewal). */
+  private readonly held = new TimedList();
   private readonly context: HeldLockContext;
   private closed = false;
 
@@ -107,7 +96,8 @@ export class LockManager {
       provider,
       logger: this.logger,
       emit: (event) => this.emit(event),
-      onSettled: (lock) => this.active.delete(lock),
+      held: this.held,
+      managerId: this.id,
       observed: this.onEvent !== undefined,
     };
   }
@@ -154,12 +144,16 @@ export class LockManager {
     assertLockName(name, 'withLock()');
     if (typeof fn !== 'function') throw new LockOptionsError(`withLock("${name}"): the second argument must be a function.`);
     assertCallOptions(options, `withLock("${name}")`);
-    const entry = await this.enter(name, this.resolve(options));
+    // Awaits only what is a promise: an in-memory store answers at once, and every skipped turn counts.
+    const entering = this.enter(name, this.resolve(options));
+    const entry = isThenable(entering) ? await entering : entering;
     if (!entry) return undefined;
     try {
-      return await entry.run(() => fn(entry.handle));
+      const result = entry.run(fn, entry.handle);
+      return isThenable(result) ? await result : result;
     } finally {
-      await entry.release();
+      const exited = entry.exit();
+      if (isThenable(exited)) await exited;
     }
   }
 
@@ -170,12 +164,12 @@ export class LockManager {
   current(name?: string): LockHandle | undefined {
     const scope = lockScope.getStore();
     if (name !== undefined) return findInScope(scope, this.id, this.keyPrefix + name);
-    return scope?.handle;
+    return scope;
   }
 
   /** Releases every lock this manager still holds and stops their renewal. */
   async releaseAll(): Promise<void> {
-    await Promise.all([...this.active].map((lock) => lock.release()));
+    await Promise.all(this.held.members().map((lock) => (lock as HeldLock).release()));
   }
 
   /** Releases held locks, and refuses new ones from now on. Does not close the provider. */
@@ -203,30 +197,35 @@ export class LockManager {
 
   /**
    * Takes the lock for a scoped call, following `onHeld`. Resolves
-   * `undefined` when skipped. Detects nesting of the same name. @internal
+   * `undefined` when skipped. Detects nesting of the same name. Answers
+   * synchronously when the store does. @internal
    */
-  async enter(name: string, options: ResolvedCallOptions): Promise<LockEntry | undefined> {
+  enter(name: string, options: ResolvedCallOptions): MaybePromise<LockEntry | undefined> {
     const key = this.keyPrefix + name;
     const scope = lockScope.getStore();
     const outer = scope && findInScope(scope, this.id, key);
     if (outer?.held) {
       if (!options.reentrant) throw new LockReentryError(name);
-      return { handle: outer, reentered: true, run: (fn) => fn(), release: async () => false };
+      return new ReenteredEntry(outer);
     }
-    const started = options.onHeld === 'wait' ? now() : 0;
-    const handle = await this.take(name, options, options.onHeld === 'wait');
-    if (!handle) {
-      if (options.onHeld === 'wait') throw this.waitFailed(name, options, started);
-      this.emit({ type: 'contended', name, onHeld: options.onHeld });
-      if (options.onHeld === 'skip') {
-        this.logger.debug(`Lock "${name}" is held elsewhere; skipped the call.`);
-        this.emit({ type: 'skipped', name, reason: 'held' });
-        return undefined;
-      }
-      this.logger.debug(`Lock "${name}" is held elsewhere; the call fails with LockAcquireError.`);
-      throw new LockAcquireError(name, 'held');
+    const wait = options.onHeld === 'wait';
+    const started = wait ? now() : 0;
+    const taken = this.take(name, options, wait, scope);
+    return isThenable(taken) ? taken.then((lock) => this.entered(name, options, started, lock)) : this.entered(name, options, started, taken);
+  }
+
+  /** `enter` once the store answered: the entry, or the `onHeld` policy for a lock held elsewhere. */
+  private entered(name: string, options: ResolvedCallOptions, started: number, lock: HeldLock | null): LockEntry | undefined {
+    if (lock) return lock;
+    if (options.onHeld === 'wait') throw this.waitFailed(name, options, started);
+    this.emit({ type: 'contended', name, onHeld: options.onHeld });
+    if (options.onHeld === 'skip') {
+      this.logger.debug(`Lock "${name}" is held elsewhere; skipped the call.`);
+      this.emit({ type: 'skipped', name, reason: 'held' });
+      return undefined;
     }
-    return new ScopedEntry(handle, { handle, managerId: this.id, parent: scope });
+    this.logger.debug(`Lock "${name}" is held elsewhere; the call fails with LockAcquireError.`);
+    throw new LockAcquireError(name, 'held');
   }
 
   private waitFailed(name: string, options: ResolvedCallOptions, started: number): Error {
@@ -239,37 +238,59 @@ export class LockManager {
     return new LockAcquireError(name, 'timeout', waitMs);
   }
 
-  private async take(name: string, o: ResolvedCallOptions, wait: boolean): Promise<HeldLock | null> {
+  private take(name: string, o: ResolvedCallOptions, wait: boolean, scope?: LockScope): MaybePromise<HeldLock | null> {
     if (this.closed) {
       throw new LockError(`Lock "${name}" was requested after the lock manager closed (application shutdown).`, { lockName: name });
     }
     const key = this.keyPrefix + name;
     const owner = newOwnerToken();
     const requestedAt = now();
-    let grant;
+    let grant: MaybePromise<LockGrant | null>;
     try {
-      grant = await this.provider.acquire({ key, owner, ttl: o.ttl, wait, waitTimeout: o.waitTimeout, signal: o.signal });
+      grant = this.provider.acquire({ key, owner, ttl: o.ttl, wait, waitTimeout: o.waitTimeout, signal: o.signal });
     } catch (err) {
-      // Providers see keys, not names: put the lock name into the error the caller gets.
-      const error =
-        err instanceof LockStoreError && err.lockName === undefined
-          ? new LockStoreError(err.operation, err.detail, { lockName: name, cause: err.cause ?? err })
-          : err instanceof LockError
-            ? err
-            : new LockStoreError('acquire', err instanceof Error ? err.message : String(err), { lockName: name, cause: err });
-      this.emit({ type: 'store-error', name, operation: 'acquire', error });
-      throw error;
+      throw this.acquireFailed(name, err);
     }
+    if (!isThenable(grant)) return this.granted(name, key, owner, o, requestedAt, scope, grant);
+    return grant.then(
+      (g) => this.granted(name, key, owner, o, requestedAt, scope, g),
+      (err: unknown) => {
+        throw this.acquireFailed(name, err);
+      },
+    );
+  }
+
+  private granted(
+    name: string,
+    key: string,
+    owner: string,
+    o: ResolvedCallOptions,
+    requestedAt: number,
+    scope: LockScope | undefined,
+    grant: LockGrant | null,
+  ): MaybePromise<HeldLock | null> {
     if (!grant) return null;
-    const lock = new HeldLock(name, key, owner, grant.fencingToken, o, this.context, grant.leaseStartedAt ?? requestedAt, grant.leaseMs);
+    const lock = new HeldLock(name, key, owner, grant.fencingToken, o, this.context, grant.leaseStartedAt ?? requestedAt, grant.leaseMs ?? o.ttl, scope);
     if (this.closed) {
-      await lock.release();
-      throw new LockError(`Lock "${name}" was granted after the lock manager closed (application shutdown); released it.`, { lockName: name });
+      return lock.release().then(() => {
+        throw new LockError(`Lock "${name}" was granted after the lock manager closed (application shutdown); released it.`, { lockName: name });
+      });
     }
-    this.active.add(lock);
     if (grant.queued) this.emit({ type: 'contended', name, onHeld: o.onHeld });
     if (this.onEvent) this.emit({ type: 'acquired', name, fencingToken: grant.fencingToken, waitMs: now() - requestedAt });
     return lock;
+  }
+
+  /** The error a caller gets for a failed acquire. Providers see keys, not names: put the lock name in. */
+  private acquireFailed(name: string, err: unknown): Error {
+    const error =
+      err instanceof LockStoreError && err.lockName === undefined
+        ? new LockStoreError(err.operation, err.detail, { lockName: name, cause: err.cause ?? err })
+        : err instanceof LockError
+          ? err
+          : new LockStoreError('acquire', err instanceof Error ? err.message : String(err), { lockName: name, cause: err });
+    this.emit({ type: 'store-error', name, operation: 'acquire', error });
+    return error;
   }
 
   /** Hands an event to `onEvent`; never throws. */

@@ -8,6 +8,9 @@ export interface TimerTarget {
   onTimer(): void;
 }
 
+/** The value `schedule` takes for "no call wanted". @internal */
+export const NEVER = Infinity;
+
 const MAX_TIMER = 2 ** 31 - 1;
 const now = (): number => performance.now();
 
@@ -51,3 +54,86 @@ class SharedTimer {
 
 /** @internal */
 export const sharedTimer = new SharedTimer();
+
+/**
+ * A member of a {@link TimedList}: the list's links live on the member itself,
+ * so joining and leaving the list allocate nothing and hash nothing. @internal
+ */
+export abstract class TimedNode {
+  /** @internal */ timedDue = NEVER;
+  /** @internal */ timedPrev: TimedNode | undefined = undefined;
+  /** @internal */ timedNext: TimedNode | undefined = undefined;
+  /** @internal */ timedList: TimedList | undefined = undefined;
+  /** Called once `timedDue` has passed. */
+  abstract onTimer(): void;
+}
+
+/**
+ * The held locks of one manager, as an intrusive list: O(1) to add and remove
+ * (every acquisition does both), walked only when the shared timer fires for
+ * the earliest due member, which with the default lease is a few times a
+ * minute. Members stay in the list after their call; only `remove` takes
+ * them out. @internal
+ */
+export class TimedList implements TimerTarget {
+  private head: TimedNode | undefined;
+  private armedAt = NEVER;
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Adds `node` (due at `at`), or moves its due time when it is a member already. */
+  schedule(node: TimedNode, at: number): void {
+    if (node.timedList !== this) {
+      node.timedList = this;
+      node.timedPrev = undefined;
+      node.timedNext = this.head;
+      if (this.head) this.head.timedPrev = node;
+      this.head = node;
+      this.count++;
+    }
+    node.timedDue = at;
+    if (at < this.armedAt) {
+      this.armedAt = at;
+      sharedTimer.schedule(this, at);
+    }
+  }
+
+  remove(node: TimedNode): void {
+    if (node.timedList !== this) return;
+    if (node.timedPrev) node.timedPrev.timedNext = node.timedNext;
+    else this.head = node.timedNext;
+    if (node.timedNext) node.timedNext.timedPrev = node.timedPrev;
+    node.timedPrev = node.timedNext = node.timedList = undefined;
+    node.timedDue = NEVER;
+    this.count--;
+  }
+
+  /** The members, in no particular order. */
+  members(): TimedNode[] {
+    const out: TimedNode[] = [];
+    for (let n = this.head; n; n = n.timedNext) out.push(n);
+    return out;
+  }
+
+  /** @internal */
+  onTimer(): void {
+    this.armedAt = NEVER;
+    const t = now() + 1;
+    const ready: TimedNode[] = [];
+    let next = NEVER;
+    for (let n = this.head; n; n = n.timedNext) {
+      if (n.timedDue <= t) {
+        n.timedDue = NEVER;
+        ready.push(n);
+      } else if (n.timedDue < next) next = n.timedDue;
+    }
+    if (next !== NEVER) {
+      this.armedAt = next;
+      sharedTimer.schedule(this, next);
+    }
+    for (const n of ready) n.onTimer();
+  }
+}

@@ -1,24 +1,39 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LockHandle } from './lock-handle.js';
+import type { MaybePromise } from './lock-provider.interface.js';
 
 /**
- * The locks held by the current async call chain, as a linked list from the
- * innermost outwards (a chain is a few locks deep: a walk is cheaper than a
- * Map copy per acquisition). @internal
+ * A lock in the current async call chain; the chain is a linked list from
+ * the innermost lock outwards (a chain is a few locks deep: a walk is cheaper
+ * than a Map copy per acquisition). The held lock is its own scope node, so
+ * entering a scope allocates nothing. @internal
  */
-export interface LockScope {
-  readonly handle: LockHandle;
+export interface LockScope extends LockHandle {
   /** The manager that took it: the same key in two managers (two apps in one process) is two locks. */
   readonly managerId: number;
-  readonly parent: LockScope | undefined;
+  readonly parentScope: LockScope | undefined;
+}
+
+/**
+ * A lock taken for a scoped call: run code inside its async scope (so nested
+ * calls see it), then `exit` (release). A `reentered` entry belongs to an
+ * outer call, and its `exit` does nothing. @internal
+ */
+export interface LockEntry {
+  readonly handle: LockHandle;
+  readonly reentered: boolean;
+  /** Calls `fn(...args)` inside the lock's scope (arguments are passed through, so no closure is needed). */
+  run<A extends unknown[], R>(fn: (...args: A) => R, ...args: A): R;
+  /** Releases; answers synchronously when the store does. Never throws. */
+  exit(): MaybePromise<boolean>;
 }
 
 /** @internal */
 export const lockScope = new AsyncLocalStorage<LockScope>();
 
 /** The handle for `key` of manager `managerId` in the current chain. @internal */
-export function findInScope(scope: LockScope | undefined, managerId: number, key: string): LockHandle | undefined {
-  for (let s = scope; s; s = s.parent) if (s.managerId === managerId && s.handle.key === key) return s.handle;
+export function findInScope(scope: LockScope | undefined, managerId: number, key: string): LockScope | undefined {
+  for (let s = scope; s; s = s.parentScope) if (s.managerId === managerId && s.key === key) return s;
   return undefined;
 }
 
@@ -37,7 +52,7 @@ export function findInScope(scope: LockScope | undefined, managerId: number, key
  */
 export function currentLock(name?: string): LockHandle | undefined {
   const scope = lockScope.getStore();
-  if (name === undefined) return scope?.handle;
-  for (let s = scope; s; s = s.parent) if (s.handle.name === name) return s.handle;
+  if (name === undefined) return scope;
+  for (let s = scope; s; s = s.parentScope) if (s.name === name) return s;
   return undefined;
 }

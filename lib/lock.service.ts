@@ -9,7 +9,7 @@ import {
 import { isObservable, Observable, defer, from, switchMap, EMPTY, finalize } from 'rxjs';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 import { LockManager, type LockEntry, type ResolvedCallOptions } from './lock-manager.js';
-import { LockProvider } from './lock-provider.interface.js';
+import { isThenable, LockProvider, type MaybePromise } from './lock-provider.interface.js';
 import type { LockModuleOptions } from './lock-options.interface.js';
 import { LockStoreError } from './lock.errors.js';
 import { InMemoryLockProvider } from './providers/in-memory-lock.provider.js';
@@ -74,18 +74,18 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
   /** Runs a `@Locked` method under its lock. @internal */
   invokeLocked(call: LockedInvocation, instance: unknown, method: (...args: unknown[]) => unknown, args: unknown[]): unknown {
     if (call.observable) {
-      return defer(() => from(this.enterFor(call)).pipe(
+      return defer(() => from(Promise.resolve(this.enterFor(call))).pipe(
         switchMap((entry) => {
           if (!entry) return EMPTY;
           if (entry === RUN_UNLOCKED) return method.apply(instance, args) as Observable<unknown>;
           let inner: Observable<unknown>;
           try {
-            inner = entry.run(() => method.apply(instance, args)) as Observable<unknown>;
+            inner = entry.run(Reflect.apply, method, instance, args) as Observable<unknown>;
           } catch (err) {
-            void entry.release();
+            void entry.exit();
             throw err;
           }
-          return (isObservable(inner) ? inner : from(Promise.resolve(inner))).pipe(finalize(() => void entry.release()));
+          return (isObservable(inner) ? inner : from(Promise.resolve(inner))).pipe(finalize(() => void entry.exit()));
         }),
       ));
     }
@@ -93,25 +93,34 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
   }
 
   private async invokeAsync(call: LockedInvocation, instance: unknown, method: (...args: unknown[]) => unknown, args: unknown[]): Promise<unknown> {
-    const entry = await this.enterFor(call);
+    const entering = this.enterFor(call);
+    const entry = isThenable(entering) ? await entering : entering;
     if (!entry) return undefined;
     if (entry === RUN_UNLOCKED) return method.apply(instance, args);
     let handedOver = false;
     try {
-      const result = entry.run(() => method.apply(instance, args));
+      const result: unknown = entry.run(Reflect.apply, method, instance, args);
       if (isObservable(result)) {
         // The lock now lives as long as the stream: until it completes, errors or is unsubscribed.
         handedOver = true;
-        return result.pipe(finalize(() => void entry.release()));
+        return result.pipe(finalize(() => void entry.exit()));
       }
-      return await result;
+      return isThenable(result) ? await result : result;
     } finally {
-      if (!handedOver) await entry.release();
+      if (!handedOver) {
+        const exited = entry.exit();
+        if (isThenable(exited)) await exited;
+      }
     }
   }
 
-  private async enterFor(call: LockedInvocation): Promise<LockEntry | undefined | typeof RUN_UNLOCKED> {
+  private enterFor(call: LockedInvocation): MaybePromise<LockEntry | undefined | typeof RUN_UNLOCKED> {
     if (!call.scheduled) return this.enter(call.name, call.options);
+    return this.enterScheduled(call);
+  }
+
+  /** Scheduled ticks: a store failure skips the tick (or, with `failOpen`, runs it unlocked) instead of throwing into the scheduler. */
+  private async enterScheduled(call: LockedInvocation): Promise<LockEntry | undefined | typeof RUN_UNLOCKED> {
     try {
       return await this.enter(call.name, call.options);
     } catch (err) {

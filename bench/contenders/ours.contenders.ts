@@ -18,8 +18,9 @@ function ours(id: string, label: string, store: Contender['store'], provider: (e
       const manager = new LockManager({ provider: p, ttl: env.ttl });
       const options = { onHeld: 'wait' as const };
       const client: LockClient = {
-        async withLock(name, fn) {
-          return (await manager.withLock(name, fn, options)) as Awaited<ReturnType<typeof fn>>;
+        // No async wrapper of its own: every contender hands back its library's promise as it is.
+        withLock(name, fn) {
+          return manager.withLock(name, fn, options) as ReturnType<typeof fn>;
         },
         async close() {
           await manager.close();

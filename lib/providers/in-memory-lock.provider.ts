@@ -1,4 +1,4 @@
-import { LockProvider, type LockAcquireRequest, type LockGrant } from '../lock-provider.interface.js';
+import { LockProvider, type LockAcquireRequest, type LockGrant, type MaybePromise } from '../lock-provider.interface.js';
 import { sharedTimer, type TimerTarget } from '../lock-timer.js';
 
 interface Waiter {
@@ -27,7 +27,8 @@ const now = (): number => performance.now();
  * process only**: two replicas both enter. Use Redis or PostgreSQL for more.
  *
  * No timer runs for an uncontended lock: expiry is checked when the key is
- * next touched. A key with waiters asks the process's shared lock timer to
+ * next touched. `acquire`, `extend` and `release` answer synchronously (a
+ * promise only for a caller that queues). A key with waiters asks the process's shared lock timer to
  * wake it at its holder's expiry.
  *
  * It doubles as a test double: {@link InMemoryLockProvider.hold} plays "another
@@ -39,7 +40,8 @@ export class InMemoryLockProvider extends LockProvider {
   /** One counter for all keys: strictly increasing per key, and nothing to keep per key. */
   private fence = 0;
 
-  async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
+  /** Answers at once, with a promise only when the caller queues. */
+  acquire(request: LockAcquireRequest): MaybePromise<LockGrant | null> {
     const { key, owner, ttl } = request;
     const t = now();
     let entry = this.entries.get(key);
@@ -75,7 +77,7 @@ export class InMemoryLockProvider extends LockProvider {
     });
   }
 
-  async extend(key: string, owner: string, ttl: number): Promise<boolean> {
+  extend(key: string, owner: string, ttl: number): MaybePromise<boolean> {
     const entry = this.entries.get(key);
     if (!entry || entry.owner !== owner || entry.expiresAt <= now()) return false;
     entry.expiresAt = now() + ttl;
@@ -83,7 +85,7 @@ export class InMemoryLockProvider extends LockProvider {
     return true;
   }
 
-  async release(key: string, owner: string): Promise<boolean> {
+  release(key: string, owner: string): MaybePromise<boolean> {
     const entry = this.entries.get(key);
     if (!entry || entry.owner !== owner) return false;
     const t = now();

@@ -4,16 +4,16 @@
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
-import { LockManager, LockStoreError, PostgresLockProvider, type LockProvider } from '../../lib/index.js';
+import { LockManager, LockStoreError, PostgresLockProvider, type LockProvider, type MaybePromise } from '../../lib/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from './pg-test-env.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const table = uniqueTable('fail');
 
 /** Expects `p` to reject with LockStoreError within `maxMs`. */
-async function storeErrorWithin(p: Promise<unknown>, maxMs: number): Promise<LockStoreError> {
+async function storeErrorWithin(p: MaybePromise<unknown>, maxMs: number): Promise<LockStoreError> {
   const started = Date.now();
-  const err = await p.then(
+  const err = await Promise.resolve(p).then(
     () => new Error('resolved'),
     (e: unknown) => e,
   );

@@ -3,14 +3,14 @@
  * (SIGSTOP) for longer than a lease. Each test runs its own redis-server.
  */
 import { randomBytes } from 'node:crypto';
-import { LockLostError, LockManager, LockStoreError, RedisLockProvider, type LockHandle } from '../../lib/index.js';
+import { LockLostError, LockManager, LockStoreError, RedisLockProvider, type LockHandle, type MaybePromise } from '../../lib/index.js';
 import { RedisServer, sleep } from './redis-server.js';
 
 const COMMAND_TIMEOUT = 400;
 /** The bound, with a wide margin for a busy machine. */
 const BOUND = COMMAND_TIMEOUT + 600;
 
-async function timed<T>(promise: Promise<T>): Promise<{ ms: number; value?: T; error?: unknown }> {
+async function timed<T>(promise: MaybePromise<T>): Promise<{ ms: number; value?: T; error?: unknown }> {
   const started = Date.now();
   try {
     const value = await promise;
