@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockOptionsError, LockStoreError } from '../lock.errors.js';
 import { LockProvider, type LockAcquireRequest, type LockGrant } from '../lock-provider.interface.js';
+import { newOwnerToken } from '../owner-token.js';
 import { SCRIPTS, lockKeys, type LockScript } from './redis-lock.scripts.js';
 
 /**
@@ -21,7 +22,11 @@ export interface RedisLockProviderOptions {
    * {@link LockStoreError}. Default `2000`.
    */
   commandTimeout?: number;
-  /** Pub/sub channel on which hand-offs are announced. Default `'nest-lock:grants'`. */
+  /**
+   * Prefix of the pub/sub channels on which hand-offs are announced: each
+   * provider listens on `<channel>:<its instance id>`, so a release wakes only
+   * the process whose waiter got the lock. Default `'nest-lock:grants'`.
+   */
   channel?: string;
   /**
    * How long, in ms, a waiter's place in the queue lasts unless its process
@@ -36,6 +41,14 @@ export interface RedisLockProviderOptions {
 export const DEFAULT_COMMAND_TIMEOUT = 2_000;
 
 type Client = Redis | Cluster;
+
+/** What the lock scripts answer: a status and a number, then maybe a hand-off's owner (and token). */
+type ScriptReply = Array<number | string>;
+
+/** `{1, token}` as a grant, `{0, ...}` as null. */
+function toGrant(reply: ScriptReply): LockGrant | null {
+  return reply[0] === 1 ? { fencingToken: Number(reply[1]) } : null;
+}
 
 interface Waiter {
   readonly key: string;
@@ -62,8 +75,65 @@ interface Waiter {
   onAbort?: () => void;
 }
 
+/** A Redis call in flight, in the provider's list of calls ordered by deadline. */
+interface PendingCall {
+  readonly deadline: number;
+  prev: PendingCall | undefined;
+  next: PendingCall | undefined;
+  /** Rejects the call with a timeout error (the list already unlinked it). */
+  expire(): void;
+}
+
+/**
+ * The calls in flight, oldest first. Every call has the same timeout, so
+ * deadlines come in the order calls start: the list stays sorted by pushing
+ * at the tail, and one timer, armed for the head, bounds them all (instead of
+ * a timer per call: every lock operation is one or two calls).
+ */
+class Deadlines {
+  private head: PendingCall | undefined;
+  private tail: PendingCall | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  push(call: PendingCall): void {
+    call.prev = this.tail;
+    if (this.tail) this.tail.next = call;
+    else this.head = call;
+    this.tail = call;
+    if (this.timer === undefined) this.arm();
+  }
+
+  remove(call: PendingCall): void {
+    if (call.prev) call.prev.next = call.next;
+    else if (this.head === call) this.head = call.next;
+    else return; // not a member
+    if (call.next) call.next.prev = call.prev;
+    else this.tail = call.prev;
+    call.prev = call.next = undefined;
+  }
+
+  private arm(): void {
+    if (!this.head) return;
+    this.timer = setTimeout(() => this.fire(), Math.max(0, this.head.deadline - now()));
+    // Left armed when the list empties (re-arming per call is what this saves): it must not keep the process alive.
+    this.timer.unref?.();
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    const t = now() + 1;
+    while (this.head && this.head.deadline <= t) {
+      const call = this.head;
+      this.remove(call);
+      call.expire();
+    }
+    this.arm();
+  }
+}
+
 const now = (): number => performance.now();
 const noop = (): void => {};
+const isOne = (reply: unknown): boolean => Number(reply) === 1;
 
 /**
  * ioredis, loaded on first use: importing this library (which re-exports this
@@ -146,11 +216,16 @@ export class RedisLockProvider extends LockProvider {
   readonly client: Client;
   private readonly ownsClient: boolean;
   private readonly commandTimeout: number;
+  /** Prefix of every instance's hand-off channel. */
   private readonly channel: string;
+  /** This provider's id in queue entries: hand-offs to its waiters are announced on `<channel>:<instance>`. */
+  private readonly instance = newOwnerToken().slice(0, 16);
+  private readonly inbox: string;
+  private readonly deadlines = new Deadlines();
   /** How long a waiter's queue entry, and a hand-off it has not confirmed yet, lives without a refresh. */
   private readonly waiterLease: number;
   private subscriber: Client | undefined;
-  private subscribed: Promise<void> | undefined;
+  private subscribed: Promise<unknown> | true | undefined;
   private readonly waiters = new Map<string, Waiter>();
   private readonly background = new Set<Promise<unknown>>();
   private readonly ready = new WeakMap<Client, Promise<void>>();
@@ -173,6 +248,7 @@ export class RedisLockProvider extends LockProvider {
     }
     this.commandTimeout = commandTimeout;
     this.channel = channel;
+    this.inbox = `${channel}:${this.instance}`;
     this.waiterLease = Math.ceil(waiterLease);
     if (isClient(redis)) {
       this.client = redis;
@@ -194,27 +270,26 @@ export class RedisLockProvider extends LockProvider {
   }
 
   /** {@inheritDoc LockProvider.acquire} */
-  async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
+  acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
     const ttl = Math.max(1, Math.ceil(request.ttl));
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
-      const reply = await this.attempt(request.key, request.owner, ttl, false);
-      return reply[0] === 1 ? { fencingToken: Number(reply[1]) } : null;
+      return this.attempt(request.key, request.owner, ttl, '0').then(toGrant);
     }
-    await this.subscribe(request.key);
-    return this.wait(request, ttl);
+    const subscribed = this.subscribe(request.key);
+    return subscribed === true ? this.wait(request, ttl) : subscribed.then(() => this.wait(request, ttl));
   }
 
   /** {@inheritDoc LockProvider.extend} */
-  async extend(key: string, owner: string, ttl: number): Promise<boolean> {
-    const reply = await this.call('extend', key, (c) =>
-      this.evalScript(c, SCRIPTS.extend, [lockKeys(key)[0]], [owner, Math.max(1, Math.ceil(ttl))]),
-    );
-    return Number(reply) === 1;
+  extend(key: string, owner: string, ttl: number): Promise<boolean> {
+    return this.call('extend', key, (c) => this.evalScript(c, SCRIPTS.extend, [lockKeys(key)[0]], [owner, Math.max(1, Math.ceil(ttl))])).then(isOne);
   }
 
   /** {@inheritDoc LockProvider.release} */
-  async release(key: string, owner: string): Promise<boolean> {
-    return Number(await this.run('release', key, SCRIPTS.release, [owner])) === 1;
+  release(key: string, owner: string): Promise<boolean> {
+    return this.run('release', key, SCRIPTS.release, [owner]).then((reply) => {
+      this.handedOff(reply, 1);
+      return reply[0] === 1;
+    });
   }
 
   /** {@inheritDoc LockProvider.ping} */
@@ -257,13 +332,28 @@ export class RedisLockProvider extends LockProvider {
   }
 
   /** One acquire script call; on failure, makes sure the call leaves nothing behind if it still reaches Redis. */
-  private async attempt(key: string, owner: string, ttl: number, wait: boolean): Promise<[number, number]> {
-    try {
-      return await this.run('acquire', key, SCRIPTS.acquire, [owner, ttl, wait ? 1 : 0]);
-    } catch (err) {
-      this.cleanUp(key, owner);
-      throw err;
-    }
+  private attempt(key: string, owner: string, ttl: number, mode: '0' | '1' | '2'): Promise<ScriptReply> {
+    return this.run('acquire', key, SCRIPTS.acquire, [owner, ttl, mode]).then(
+      (reply) => {
+        this.handedOff(reply, 2);
+        return reply;
+      },
+      (err: unknown) => {
+        this.cleanUp(key, owner);
+        throw err;
+      },
+    );
+  }
+
+  /**
+   * A script's reply may end with a hand-off of the key to the head of the
+   * queue (`owner`, and `token` when that waiter is this provider's own: no
+   * PUBLISH was sent for it). Wakes that local waiter.
+   */
+  private handedOff(reply: ScriptReply, at: number): void {
+    if (reply.length < at + 2) return;
+    const waiter = this.waiters.get(String(reply[at]));
+    if (waiter) this.granted(waiter, Number(reply[at + 1]));
   }
 
   /** Next re-check: when the holder's lease would end, and at least every third of the waiter lease. */
@@ -288,7 +378,7 @@ export class RedisLockProvider extends LockProvider {
     const queued = !waiter.first;
     waiter.first = false;
     waiter.safeStart ??= sent;
-    const call = this.attempt(waiter.key, waiter.owner, waiter.ttl, true);
+    const call = this.attempt(waiter.key, waiter.owner, waiter.ttl, queued ? '2' : '1');
     waiter.inflight = call;
     call.then(
       (reply) => {
@@ -296,7 +386,7 @@ export class RedisLockProvider extends LockProvider {
         if (waiter.settled) return; // gave up meanwhile: giveUp() leaves the queue or passes the key on
         if (reply[0] === 1) {
           this.settle(waiter);
-          waiter.resolve(queued ? { fencingToken: Number(reply[1]), queued, leaseStartedAt: sent } : { fencingToken: Number(reply[1]) });
+          waiter.resolve(queued ? { fencingToken: Number(reply[1]), queued, leaseStartedAt: sent } : toGrant(reply)!);
         } else {
           waiter.safeStart = sent;
           if (waiter.again) {
@@ -337,7 +427,7 @@ export class RedisLockProvider extends LockProvider {
     this.track(
       (async () => {
         await inflight?.catch(noop); // so that the leave runs after it, never before
-        await this.run('leave', waiter.key, SCRIPTS.leave, [waiter.owner]).catch(noop);
+        await this.leave(waiter.key, waiter.owner);
       })(),
     );
   }
@@ -353,7 +443,12 @@ export class RedisLockProvider extends LockProvider {
   /** After a failed acquire: leave the queue, release if granted. Best effort (the lease and the entry expire anyway). */
   private cleanUp(key: string, owner: string): void {
     if (this.closed) return;
-    this.track(this.run('leave', key, SCRIPTS.leave, [owner]).catch(noop));
+    this.track(this.leave(key, owner));
+  }
+
+  /** Leaves the queue (passing the key on if it was granted meanwhile). Best effort: never rejects. */
+  private leave(key: string, owner: string): Promise<void> {
+    return this.run('leave', key, SCRIPTS.leave, [owner]).then((reply) => this.handedOff(reply, 1), noop);
   }
 
   private track(promise: Promise<unknown>): void {
@@ -361,8 +456,8 @@ export class RedisLockProvider extends LockProvider {
     void promise.finally(() => this.background.delete(promise));
   }
 
-  /** Opens the shared subscriber connection once; a waiter must be subscribed before it queues. */
-  private subscribe(key: string): Promise<void> {
+  /** Opens the shared subscriber connection once; a waiter must be subscribed before it queues. `true` once subscribed. */
+  private subscribe(key: string): Promise<unknown> | true {
     if (this.closed) return Promise.reject(new LockStoreError('acquire', `the Redis lock provider is closed (key "${key}")`));
     if (!this.subscribed) {
       if (!this.subscriber) {
@@ -371,7 +466,7 @@ export class RedisLockProvider extends LockProvider {
           : this.client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, autoResubscribe: true });
         sub.on('error', noop);
         sub.on('message', (channel: string, message: string) => {
-          if (channel !== this.channel) return;
+          if (channel !== this.inbox) return;
           const space = message.indexOf(' ');
           const waiter = this.waiters.get(space < 0 ? message : message.slice(0, space));
           if (!waiter) return;
@@ -382,29 +477,33 @@ export class RedisLockProvider extends LockProvider {
         this.subscriber = sub;
       }
       const sub = this.subscriber;
-      const attempt = this.call('acquire', key, async () => void (await sub.subscribe(this.channel)), sub, 'subscribing to hand-off notices');
+      const attempt = this.call('acquire', key, (c) => c.subscribe(this.inbox), sub, 'subscribing to hand-off notices');
       this.subscribed = attempt;
-      attempt.catch(() => {
-        if (this.subscribed === attempt) this.subscribed = undefined;
-      });
+      attempt.then(
+        () => {
+          if (this.subscribed === attempt) this.subscribed = true;
+        },
+        () => {
+          if (this.subscribed === attempt) this.subscribed = undefined;
+        },
+      );
     }
     return this.subscribed;
   }
 
-  /** Runs a lock script with its four keys, bounded by the command timeout. */
-  private run(operation: string, key: string, script: LockScript, args: Array<string | number>): Promise<[number, number]> {
+  /** Runs a lock script with its four keys and the common arguments, bounded by the command timeout. */
+  private run(operation: string, key: string, script: LockScript, args: [string, number, string] | [string]): Promise<ScriptReply> {
     return this.call(operation, key, (c) =>
-      this.evalScript(c, script, lockKeys(key), [this.channel, this.waiterLease, ...args]),
-    ) as Promise<[number, number]>;
+      this.evalScript(c, script, lockKeys(key), [...args, this.channel, this.waiterLease, this.instance]),
+    ) as Promise<ScriptReply>;
   }
 
-  private async evalScript(c: Client, script: LockScript, keys: string[], args: Array<string | number>): Promise<unknown> {
-    try {
-      return await c.evalsha(script.sha, keys.length, ...keys, ...args);
-    } catch (err) {
+  /** EVALSHA, and EVAL when the server's script cache does not have the script (NOSCRIPT). */
+  private evalScript(c: Client, script: LockScript, keys: string[], args: Array<string | number>): Promise<unknown> {
+    return c.evalsha(script.sha, keys.length, ...keys, ...args).catch((err: unknown) => {
       if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
       return c.eval(script.source, keys.length, ...keys, ...args);
-    }
+    });
   }
 
   /**
@@ -422,20 +521,26 @@ export class RedisLockProvider extends LockProvider {
     if (this.closed && operation !== 'leave') {
       return Promise.reject(new LockStoreError(operation, `the Redis lock provider is closed${where(key, step)}`));
     }
-    // One timer and one promise per call: this is the hot path of every lock operation.
+    // One promise per call, and no timer of its own: this is the hot path of every lock operation.
     return new Promise<T>((resolve, reject) => {
       let done = false;
-      const timer = setTimeout(() => {
-        done = true;
-        reject(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where(key, step)}`));
-      }, this.commandTimeout);
+      const pending: PendingCall = {
+        deadline: now() + this.commandTimeout,
+        prev: undefined,
+        next: undefined,
+        expire: () => {
+          done = true;
+          reject(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where(key, step)}`));
+        },
+      };
       const settle = (err: unknown, value?: T): void => {
         if (done) return;
         done = true;
-        clearTimeout(timer);
+        this.deadlines.remove(pending);
         if (err === undefined) resolve(value as T);
         else reject(err instanceof LockStoreError ? err : new LockStoreError(operation, `${errorDetail(err)}${where(key, step)}`, { cause: err }));
       };
+      this.deadlines.push(pending);
       let work: Promise<T>;
       try {
         work =

@@ -7,12 +7,19 @@ import { createHash } from 'node:crypto';
  * - `KEYS[1]` `{<key>}`        the lock: owner token, with the lease as PX;
  * - `KEYS[2]` `{<key>}:fence`  the fencing counter (INCR per grant);
  * - `KEYS[3]` `{<key>}:q`      the waiters, a list of owner tokens in arrival order;
- * - `KEYS[4]` `{<key>}:w`      a hash owner -> "<deadline ms> <ttl ms>" of each waiter.
+ * - `KEYS[4]` `{<key>}:w`      a hash owner -> "<deadline ms> <ttl ms> <instance>" of each waiter.
+ *
+ * and, after each script's own arguments, the same last three: the channel
+ * prefix, the waiter lease (ms), and the calling provider's instance id (read
+ * only on the paths that need them: every argument costs a script run time).
  *
  * A waiter whose deadline passed (its process stopped refreshing it) is
  * skipped. A free key goes to the first live waiter: the script sets the lock
- * to its token with a short lease (until it renews it) and PUBLISHes
- * `<owner token> <fencing token>`.
+ * to its token with a short lease (until it renews it) and draws its fencing
+ * token. A waiter of another instance is told by a PUBLISH of
+ * `<owner token> <fencing token>` on that instance's own channel
+ * (`<prefix>:<instance>`), so only the process that waits wakes up; a waiter
+ * of the calling instance is told in the script's reply instead.
  * @internal
  */
 export interface LockScript {
@@ -20,8 +27,29 @@ export interface LockScript {
   readonly sha: string;
 }
 
-const COMMON = `
-if redis.replicate_commands then pcall(redis.replicate_commands) end
+// INCR of the per-key counter. A missing counter (never used, a week old, or
+// lost with a restart) starts from the server clock in microseconds, so tokens
+// still grow after Redis lost its data: a counter gains one per grant, far
+// less than one per microsecond. It is created with a week's expiry (INCR
+// keeps it), so the counters of names no longer used go away.
+const SEED = `
+  if token == 1 then
+    local t = redis.call('TIME')
+    local seed = t[1] .. string.sub('00000' .. t[2], -6)
+    redis.call('SET', KEYS[2], seed, 'PX', 604800000)
+    token = tonumber(seed)
+  end`;
+const FENCE = `
+local function fence()
+  local token = redis.call('INCR', KEYS[2])${SEED}
+  return token
+end
+`;
+
+// The queue's helpers, defined after a script's fast path (Lua builds a
+// closure per definition on every run, and the uncontended path needs none).
+const QUEUE = `
+local channel, lease, instance_id = ARGV[#ARGV - 2], tonumber(ARGV[#ARGV - 1]), ARGV[#ARGV]
 
 -- The server clock in ms, read only when a path needs it (queue entries).
 local now_ms
@@ -33,22 +61,7 @@ local function now()
   return now_ms
 end
 
--- INCR of the per-key counter. A missing counter (never used, idle for a
--- week, or lost with a restart) starts from the server clock in microseconds,
--- so tokens still grow after Redis lost its data.
-local function fence()
-  local token = redis.call('INCR', KEYS[2])
-  if token == 1 then
-    local t = redis.call('TIME')
-    local seed = t[1] .. string.sub('00000' .. t[2], -6)
-    redis.call('SET', KEYS[2], seed)
-    token = tonumber(seed)
-  end
-  redis.call('PEXPIRE', KEYS[2], 604800000)
-  return token
-end
-
--- Pops waiters until a live one; returns its owner and ttl, or nil.
+-- Pops waiters until a live one; returns its owner, ttl and instance, or nil.
 local function next_waiter()
   while true do
     local owner = redis.call('LPOP', KEYS[3])
@@ -59,86 +72,117 @@ local function next_waiter()
     local entry = redis.call('HGET', KEYS[4], owner)
     redis.call('HDEL', KEYS[4], owner)
     if entry then
-      local deadline, ttl = string.match(entry, '^(%d+) (%d+)$')
-      if tonumber(deadline) > now() then return owner, tonumber(ttl) end
+      local deadline, ttl, instance = string.match(entry, '^(%d+) (%d+) (%S+)$')
+      if deadline and tonumber(deadline) > now() then return owner, tonumber(ttl), instance end
     end
   end
 end
 
--- Grants a free key to the next live waiter and tells it; returns its owner or nil.
--- ARGV[1] channel, ARGV[2] waiter lease (ms): the grant lasts until the waiter confirms.
+-- Grants a free key to the next live waiter, if any. The grant lasts
+-- min(ttl, waiter lease) until the waiter renews it. Returns the reply tail:
+-- nil when nobody was waiting, {owner} when another instance was told by
+-- PUBLISH, {owner, token} when the waiter is the caller's own.
 local function hand_off()
-  local owner, ttl = next_waiter()
+  local owner, ttl, instance = next_waiter()
   if not owner then return nil end
-  redis.call('SET', KEYS[1], owner, 'PX', math.min(ttl, tonumber(ARGV[2])))
-  -- The notice carries the fencing token, so the waiter can start without another round trip.
-  redis.call('PUBLISH', ARGV[1], owner .. ' ' .. string.format('%.0f', fence()))
-  return owner
+  redis.call('SET', KEYS[1], owner, 'PX', math.min(ttl, lease))
+  -- (%.0f: a plain concatenation would print a token this large in exponent notation)
+  local token = string.format('%.0f', fence())
+  if instance == instance_id then return {owner, token} end
+  redis.call('PUBLISH', channel .. ':' .. instance, owner .. ' ' .. token)
+  return {owner}
+end
+
+-- Appends a hand-off's reply tail to a reply.
+local function with(reply, tail)
+  if tail then for _, v in ipairs(tail) do reply[#reply + 1] = v end end
+  return reply
 end
 `;
 
 /**
- * ARGV: channel, waiter lease, owner, ttl, wait (0/1).
- * Returns `{1, token}` when granted (with wait=1 also: confirms a hand-off to
- * `owner`, restarting its lease at `ttl`), else `{0, pttl of the holder}`;
- * with wait=1 the caller is queued, or its queue entry refreshed.
+ * ARGV[1..3]: owner, ttl, mode (0: try once; 1: wait, first call; 2: wait,
+ * re-check). Returns `{1, token}` when granted (in a re-check also: confirms a
+ * hand-off to `owner`, restarting its lease at `ttl`), else `{0, pttl of the
+ * holder}`, followed by a hand-off's tail when a free key went to the head of
+ * the queue. Waiting modes queue the caller, or refresh its entry.
  */
-const ACQUIRE = `${COMMON}
-local owner, ttl, lease = ARGV[3], ARGV[4], tonumber(ARGV[2])
+const ACQUIRE = `
+local owner, ttl, mode = ARGV[1], ARGV[2], ARGV[3]
+-- Nobody queued and the key free: the uncontended path, three commands and no closure.
+if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('SET', KEYS[1], owner, 'NX', 'PX', ttl) then
+  local token = redis.call('INCR', KEYS[2])${SEED}
+  return {1, token}
+end
+${FENCE}
 local holder = redis.call('GET', KEYS[1])
-if holder == owner and ARGV[5] == '1' then
+if holder == owner and mode == '2' then
   redis.call('PEXPIRE', KEYS[1], ttl)
   return {1, tonumber(redis.call('GET', KEYS[2]))}
 end
+if holder and mode == '0' then return {0, -1} end
+${QUEUE}
+local tail
 if not holder then
-  if redis.call('EXISTS', KEYS[3]) == 0 then
-    -- Nobody queued: the uncontended path, five commands in all.
-    redis.call('SET', KEYS[1], owner, 'PX', ttl)
-    return {1, fence()}
-  end
-  local head, head_ttl = next_waiter()
+  -- Free, but with a queue (its holder's lease ran out): the head goes first.
+  local head, head_ttl, instance = next_waiter()
   if not head or head == owner then
     redis.call('SET', KEYS[1], owner, 'PX', ttl)
     return {1, fence()}
   end
   redis.call('SET', KEYS[1], head, 'PX', math.min(head_ttl, lease))
-  -- (%.0f: a plain concatenation would print a token this large in exponent notation)
-  redis.call('PUBLISH', ARGV[1], head .. ' ' .. string.format('%.0f', fence()))
+  local token = string.format('%.0f', fence())
+  if instance == instance_id then
+    tail = {head, token}
+  else
+    redis.call('PUBLISH', channel .. ':' .. instance, head .. ' ' .. token)
+    tail = {head}
+  end
 end
-if ARGV[5] == '1' then
-  if redis.call('HEXISTS', KEYS[4], owner) == 0 then redis.call('RPUSH', KEYS[3], owner) end
-  redis.call('HSET', KEYS[4], owner, (now() + lease) .. ' ' .. ttl)
+if mode ~= '0' then
+  if mode == '1' or redis.call('HEXISTS', KEYS[4], owner) == 0 then redis.call('RPUSH', KEYS[3], owner) end
+  redis.call('HSET', KEYS[4], owner, (now() + lease) .. ' ' .. ttl .. ' ' .. instance_id)
   redis.call('PEXPIRE', KEYS[3], lease)
   redis.call('PEXPIRE', KEYS[4], lease)
 end
-return {0, redis.call('PTTL', KEYS[1])}
+return with({0, redis.call('PTTL', KEYS[1])}, tail)
 `;
 
-/** ARGV: channel, waiter lease, owner. Owner-checked delete, then hand-off. Returns 1 or 0. */
-const RELEASE = `${COMMON}
-if redis.call('GET', KEYS[1]) ~= ARGV[3] then return 0 end
-redis.call('DEL', KEYS[1])
-if redis.call('EXISTS', KEYS[3]) == 1 then hand_off() end
-return 1
+/** ARGV[1]: owner. Owner-checked release, then hand-off: `{1}` or `{0}`, followed by a hand-off's tail. */
+const RELEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0} end
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  redis.call('DEL', KEYS[1])
+  return {1}
+end
+${FENCE}
+${QUEUE}
+local tail = hand_off()
+-- A hand-off already replaced the key.
+if not tail then redis.call('DEL', KEYS[1]) end
+return with({1}, tail)
 `;
 
 /**
- * ARGV: channel, waiter lease, owner. A waiter gives up: leaves the queue; if
- * it was granted the key meanwhile, passes it on. Returns 1 when it held it.
+ * ARGV[1]: owner. A waiter gives up: leaves the queue; if it was granted the
+ * key meanwhile, passes it on. Returns `{1}` when it held it, else `{0}`,
+ * followed by a hand-off's tail.
  */
-const LEAVE = `${COMMON}
+const LEAVE = `${FENCE}
+${QUEUE}
 local holder = redis.call('GET', KEYS[1])
 local held = 0
-if holder == ARGV[3] then
+if holder == ARGV[1] then
   redis.call('DEL', KEYS[1])
   holder = false
   held = 1
 else
-  redis.call('LREM', KEYS[3], 0, ARGV[3])
-  redis.call('HDEL', KEYS[4], ARGV[3])
+  redis.call('LREM', KEYS[3], 0, ARGV[1])
+  redis.call('HDEL', KEYS[4], ARGV[1])
 end
-if not holder then hand_off() end
-return held
+local tail
+if not holder then tail = hand_off() end
+return with({held}, tail)
 `;
 
 /** KEYS[1] lock; ARGV: owner, ttl. Owner-checked PEXPIRE. Returns 1 or 0. */
