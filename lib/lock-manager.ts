@@ -48,6 +48,7 @@ class ReenteredEntry implements LockEntry {
 }
 
 let nextManagerId = 1;
+const asIs = <T>(value: T): T => value;
 const now = (): number => performance.now();
 
 /**
@@ -111,7 +112,7 @@ export class LockManager {
     assertLockName(name, 'tryAcquire()');
     assertCallOptions(options, `tryAcquire("${name}")`);
     const resolved = this.resolve(options);
-    return this.take(name, resolved, false);
+    return this.take(name, resolved, false, undefined, asIs);
   }
 
   /**
@@ -125,7 +126,7 @@ export class LockManager {
     assertCallOptions(options, `acquire("${name}")`);
     const resolved = { ...this.resolve(options), onHeld: 'wait' as const };
     const started = now();
-    const handle = await this.take(name, resolved, true);
+    const handle = await this.take(name, resolved, true, undefined, asIs);
     if (!handle) throw this.waitFailed(name, resolved, started);
     return handle;
   }
@@ -210,8 +211,7 @@ export class LockManager {
     }
     const wait = options.onHeld === 'wait';
     const started = wait ? now() : 0;
-    const taken = this.take(name, options, wait, scope);
-    return isThenable(taken) ? taken.then((lock) => this.entered(name, options, started, lock)) : this.entered(name, options, started, taken);
+    return this.take(name, options, wait, scope, (lock) => this.entered(name, options, started, lock));
   }
 
   /** `enter` once the store answered: the entry, or the `onHeld` policy for a lock held elsewhere. */
@@ -238,7 +238,8 @@ export class LockManager {
     return new LockAcquireError(name, 'timeout', waitMs);
   }
 
-  private take(name: string, o: ResolvedCallOptions, wait: boolean, scope?: LockScope): MaybePromise<HeldLock | null> {
+  /** Asks the store; `then` maps the lock (or `null`: held) within the same promise turn. */
+  private take<R>(name: string, o: ResolvedCallOptions, wait: boolean, scope: LockScope | undefined, then: (lock: HeldLock | null) => R): MaybePromise<R> {
     if (this.closed) {
       throw new LockError(`Lock "${name}" was requested after the lock manager closed (application shutdown).`, { lockName: name });
     }
@@ -251,9 +252,15 @@ export class LockManager {
     } catch (err) {
       throw this.acquireFailed(name, err);
     }
-    if (!isThenable(grant)) return this.granted(name, key, owner, o, requestedAt, scope, grant);
+    if (!isThenable(grant)) {
+      const lock = this.granted(name, key, owner, o, requestedAt, scope, grant);
+      return isThenable(lock) ? lock.then(then) : then(lock);
+    }
     return grant.then(
-      (g) => this.granted(name, key, owner, o, requestedAt, scope, g),
+      (g) => {
+        const lock = this.granted(name, key, owner, o, requestedAt, scope, g);
+        return isThenable(lock) ? lock.then(then) : then(lock);
+      },
       (err: unknown) => {
         throw this.acquireFailed(name, err);
       },

@@ -45,10 +45,6 @@ type Client = Redis | Cluster;
 /** What the lock scripts answer: a status and a number, then maybe a hand-off's owner (and token). */
 type ScriptReply = Array<number | string>;
 
-/** `{1, token}` as a grant, `{0, ...}` as null. */
-function toGrant(reply: ScriptReply): LockGrant | null {
-  return reply[0] === 1 ? { fencingToken: Number(reply[1]) } : null;
-}
 
 interface Waiter {
   readonly key: string;
@@ -273,7 +269,7 @@ export class RedisLockProvider extends LockProvider {
   acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
     const ttl = Math.max(1, Math.ceil(request.ttl));
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
-      return this.attempt(request.key, request.owner, ttl, '0').then(toGrant);
+      return this.attempt(request.key, request.owner, ttl, '0', this.toGrant);
     }
     const subscribed = this.subscribe(request.key);
     return subscribed === true ? this.wait(request, ttl) : subscribed.then(() => this.wait(request, ttl));
@@ -281,15 +277,13 @@ export class RedisLockProvider extends LockProvider {
 
   /** {@inheritDoc LockProvider.extend} */
   extend(key: string, owner: string, ttl: number): Promise<boolean> {
-    return this.call('extend', key, (c) => this.evalScript(c, SCRIPTS.extend, [lockKeys(key)[0]], [owner, Math.max(1, Math.ceil(ttl))])).then(isOne);
+    const args = [lockKeys(key)[0], owner, Math.max(1, Math.ceil(ttl))];
+    return this.call('extend', key, (c) => c.evalsha(SCRIPTS.extend.sha, 1, ...args), isOne, (c) => c.eval(SCRIPTS.extend.source, 1, ...args));
   }
 
   /** {@inheritDoc LockProvider.release} */
   release(key: string, owner: string): Promise<boolean> {
-    return this.run('release', key, SCRIPTS.release, [owner]).then((reply) => {
-      this.handedOff(reply, 1);
-      return reply[0] === 1;
-    });
+    return this.run('release', key, SCRIPTS.release, [owner], this.released);
   }
 
   /** {@inheritDoc LockProvider.ping} */
@@ -332,18 +326,27 @@ export class RedisLockProvider extends LockProvider {
   }
 
   /** One acquire script call; on failure, makes sure the call leaves nothing behind if it still reaches Redis. */
-  private attempt(key: string, owner: string, ttl: number, mode: '0' | '1' | '2'): Promise<ScriptReply> {
-    return this.run('acquire', key, SCRIPTS.acquire, [owner, ttl, mode]).then(
-      (reply) => {
-        this.handedOff(reply, 2);
-        return reply;
-      },
-      (err: unknown) => {
-        this.cleanUp(key, owner);
-        throw err;
-      },
-    );
+  private attempt<R>(key: string, owner: string, ttl: number, mode: '0' | '1' | '2', map: (reply: ScriptReply) => R): Promise<R> {
+    return this.run('acquire', key, SCRIPTS.acquire, [owner, ttl, mode], map, () => this.cleanUp(key, owner));
   }
+
+  /** An acquire reply as a grant (`{1, token}`) or `null`; wakes a local waiter the call handed the key to. */
+  private readonly toGrant = (reply: ScriptReply): LockGrant | null => {
+    this.handedOff(reply, 2);
+    return reply[0] === 1 ? { fencingToken: Number(reply[1]) } : null;
+  };
+
+  /** An acquire reply, after waking a local waiter the call handed the key to. */
+  private readonly acquired = (reply: ScriptReply): ScriptReply => {
+    this.handedOff(reply, 2);
+    return reply;
+  };
+
+  /** A release reply: whether the owner held the key; wakes a local waiter it was handed to. */
+  private readonly released = (reply: ScriptReply): boolean => {
+    this.handedOff(reply, 1);
+    return reply[0] === 1;
+  };
 
   /**
    * A script's reply may end with a hand-off of the key to the head of the
@@ -378,7 +381,7 @@ export class RedisLockProvider extends LockProvider {
     const queued = !waiter.first;
     waiter.first = false;
     waiter.safeStart ??= sent;
-    const call = this.attempt(waiter.key, waiter.owner, waiter.ttl, queued ? '2' : '1');
+    const call = this.attempt(waiter.key, waiter.owner, waiter.ttl, queued ? '2' : '1', this.acquired);
     waiter.inflight = call;
     call.then(
       (reply) => {
@@ -386,7 +389,7 @@ export class RedisLockProvider extends LockProvider {
         if (waiter.settled) return; // gave up meanwhile: giveUp() leaves the queue or passes the key on
         if (reply[0] === 1) {
           this.settle(waiter);
-          waiter.resolve(queued ? { fencingToken: Number(reply[1]), queued, leaseStartedAt: sent } : toGrant(reply)!);
+          waiter.resolve(queued ? { fencingToken: Number(reply[1]), queued, leaseStartedAt: sent } : { fencingToken: Number(reply[1]) });
         } else {
           waiter.safeStart = sent;
           if (waiter.again) {
@@ -448,7 +451,7 @@ export class RedisLockProvider extends LockProvider {
 
   /** Leaves the queue (passing the key on if it was granted meanwhile). Best effort: never rejects. */
   private leave(key: string, owner: string): Promise<void> {
-    return this.run('leave', key, SCRIPTS.leave, [owner]).then((reply) => this.handedOff(reply, 1), noop);
+    return this.run('leave', key, SCRIPTS.leave, [owner], (reply) => this.handedOff(reply, 1)).catch(noop);
   }
 
   private track(promise: Promise<unknown>): void {
@@ -477,7 +480,7 @@ export class RedisLockProvider extends LockProvider {
         this.subscriber = sub;
       }
       const sub = this.subscriber;
-      const attempt = this.call('acquire', key, (c) => c.subscribe(this.inbox), sub, 'subscribing to hand-off notices');
+      const attempt = this.call('acquire', key, (c) => c.subscribe(this.inbox), undefined, undefined, undefined, sub, 'subscribing to hand-off notices');
       this.subscribed = attempt;
       attempt.then(
         () => {
@@ -491,74 +494,101 @@ export class RedisLockProvider extends LockProvider {
     return this.subscribed;
   }
 
-  /** Runs a lock script with its four keys and the common arguments, bounded by the command timeout. */
-  private run(operation: string, key: string, script: LockScript, args: [string, number, string] | [string]): Promise<ScriptReply> {
-    return this.call(operation, key, (c) =>
-      this.evalScript(c, script, lockKeys(key), [...args, this.channel, this.waiterLease, this.instance]),
-    ) as Promise<ScriptReply>;
-  }
-
-  /** EVALSHA, and EVAL when the server's script cache does not have the script (NOSCRIPT). */
-  private evalScript(c: Client, script: LockScript, keys: string[], args: Array<string | number>): Promise<unknown> {
-    return c.evalsha(script.sha, keys.length, ...keys, ...args).catch((err: unknown) => {
-      if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
-      return c.eval(script.source, keys.length, ...keys, ...args);
-    });
+  /**
+   * Runs a lock script with its four keys and the common arguments, bounded
+   * by the command timeout: EVALSHA, and EVAL when the server's script cache
+   * does not have it (NOSCRIPT).
+   */
+  private run<R>(
+    operation: string,
+    key: string,
+    script: LockScript,
+    args: [string, number, string] | [string],
+    map: (reply: ScriptReply) => R,
+    onError?: () => void,
+  ): Promise<R> {
+    const argv = [...lockKeys(key), ...args, this.channel, this.waiterLease, this.instance];
+    return this.call(
+      operation,
+      key,
+      (c) => c.evalsha(script.sha, 4, ...argv) as Promise<ScriptReply>,
+      map,
+      (c) => c.eval(script.source, 4, ...argv) as Promise<ScriptReply>,
+      onError,
+    );
   }
 
   /**
-   * Runs `fn` on the client once it is connected, within the command timeout.
-   * Waiting for the connection counts against the timeout; a call that timed
-   * out while waiting is never sent.
+   * Runs `send` on the client once it is connected, within the command
+   * timeout, and resolves `map` of its reply (inside the same promise: this is
+   * the hot path of every lock operation). A NOSCRIPT error runs `resend`
+   * instead. `onError` runs when the call fails. Waiting for the connection
+   * counts against the timeout; a call that timed out while waiting is never sent.
    */
-  private call<T>(
+  private call<T, R = T>(
     operation: string,
     key: string | undefined,
-    fn: (client: Client) => Promise<T>,
+    send: (client: Client) => Promise<T>,
+    map?: (value: T) => R,
+    resend?: (client: Client) => Promise<T>,
+    onError?: () => void,
     client: Client = this.client,
     step?: string,
-  ): Promise<T> {
+  ): Promise<R> {
     if (this.closed && operation !== 'leave') {
       return Promise.reject(new LockStoreError(operation, `the Redis lock provider is closed${where(key, step)}`));
     }
-    // One promise per call, and no timer of its own: this is the hot path of every lock operation.
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<R>((resolve, reject) => {
       let done = false;
+      const fail = (err: unknown): void => {
+        if (done) return;
+        done = true;
+        this.deadlines.remove(pending);
+        onError?.();
+        reject(err instanceof LockStoreError ? err : new LockStoreError(operation, `${errorDetail(err)}${where(key, step)}`, { cause: err }));
+      };
       const pending: PendingCall = {
         deadline: now() + this.commandTimeout,
         prev: undefined,
         next: undefined,
-        expire: () => {
-          done = true;
-          reject(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where(key, step)}`));
-        },
+        expire: () => fail(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where(key, step)}`)),
       };
-      const settle = (err: unknown, value?: T): void => {
+      const ok = (value: T): void => {
         if (done) return;
         done = true;
         this.deadlines.remove(pending);
-        if (err === undefined) resolve(value as T);
-        else reject(err instanceof LockStoreError ? err : new LockStoreError(operation, `${errorDetail(err)}${where(key, step)}`, { cause: err }));
+        if (!map) return resolve(value as unknown as R);
+        try {
+          resolve(map(value));
+        } catch (err) {
+          reject(err);
+        }
+      };
+      const failed = (err: unknown): void => {
+        if (resend && !done && err instanceof Error && err.message.startsWith('NOSCRIPT')) {
+          const again = resend;
+          resend = undefined;
+          again(client).then(ok, failed);
+          return;
+        }
+        fail(err ?? new Error('unknown error'));
       };
       this.deadlines.push(pending);
       let work: Promise<T>;
       try {
         work =
           client.status === 'ready'
-            ? fn(client)
+            ? send(client)
             : this.connected(client).then(() => {
                 // Waiting for the connection counts against the timeout; a call that timed out is never sent.
                 if (done) throw new LockStoreError(operation, 'timed out');
-                return fn(client);
+                return send(client);
               });
       } catch (err) {
-        settle(err ?? new Error('unknown error'));
+        failed(err);
         return;
       }
-      work.then(
-        (value) => settle(undefined, value),
-        (err: unknown) => settle(err ?? new Error('unknown error')),
-      );
+      work.then(ok, failed);
     });
   }
 
