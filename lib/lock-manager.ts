@@ -76,6 +76,9 @@ export class LockManager {
   private readonly held = new TimedList();
   private readonly context: HeldLockContext;
   private closed = false;
+  /** Tries (no waiting) whose store call is in flight: `close()` lets them finish and release what they got. */
+  private tries = 0;
+  private drained: (() => void) | undefined;
 
   constructor(options: LockManagerOptions) {
     const { provider, logger, ...rest } = options;
@@ -173,10 +176,21 @@ export class LockManager {
     await Promise.all(this.held.members().map((lock) => (lock as HeldLock).release()));
   }
 
-  /** Releases held locks, and refuses new ones from now on. Does not close the provider. */
+  /**
+   * Refuses new locks from now on, lets acquisitions already sent to the
+   * store (without waiting) finish and releases what they got, then releases
+   * the held locks. Does not close the provider (so these releases still
+   * reach the store); waiters still queued are the provider's to end.
+   */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.tries > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     await this.releaseAll();
+  }
+
+  /** `true` once `close()` was called. */
+  protected get closing(): boolean {
+    return this.closed;
   }
 
   /** Merges call options over the defaults. @internal */
@@ -256,15 +270,27 @@ export class LockManager {
       const lock = this.granted(name, key, owner, o, requestedAt, scope, grant);
       return isThenable(lock) ? lock.then(then) : then(lock);
     }
+    if (!wait) this.tries++;
     return grant.then(
       (g) => {
+        if (!wait) this.triedOne();
         const lock = this.granted(name, key, owner, o, requestedAt, scope, g);
         return isThenable(lock) ? lock.then(then) : then(lock);
       },
       (err: unknown) => {
+        if (!wait) this.triedOne();
         throw this.acquireFailed(name, err);
       },
     );
+  }
+
+  private triedOne(): void {
+    if (--this.tries === 0 && this.drained) {
+      // Let the late grant's release (in granted()) start before close() goes on.
+      const drained = this.drained;
+      this.drained = undefined;
+      queueMicrotask(drained);
+    }
   }
 
   private granted(

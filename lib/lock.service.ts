@@ -124,6 +124,11 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     try {
       return await this.enter(call.name, call.options);
     } catch (err) {
+      if (this.closing) {
+        // A tick that raced the application's shutdown: nothing to run, nothing to report.
+        this.logger.debug(`Scheduled task "${call.name}" skipped: the application is shutting down.`);
+        return undefined;
+      }
       if (!(err instanceof LockStoreError)) throw err;
       if (call.options.failOpen) {
         this.logger.warn(`Lock store failed for scheduled task "${call.name}"; running the tick without the lock (failOpen): ${err.message}`);

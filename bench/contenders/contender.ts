@@ -26,8 +26,11 @@ export interface Contender {
   /** Name in the table. */
   readonly label: string;
   readonly store: Store;
-  /** `ours` (this library), `raw` (the hand-written baseline), or `peer`. */
-  readonly kind: 'ours' | 'raw' | 'peer';
+  /**
+   * `ours` (this library), `raw` (the hand-written baseline), `peer`, or
+   * `reference` (no lock at all: a ceiling, never a ratio's base).
+   */
+  readonly kind: 'ours' | 'raw' | 'peer' | 'reference';
   /**
    * `default`: the peer's documented default retry settings; `tuned`: a 10 ms
    * retry; `-`: not applicable (ours wakes waiters on release; raw polls every 1 ms).

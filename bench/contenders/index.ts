@@ -2,6 +2,7 @@ import type { Contender } from './contender.js';
 import { asyncMutex } from './async-mutex.contender.js';
 import { rawMemory } from './raw-memory.contender.js';
 import { murlockDefault, murlockTuned } from './murlock.contender.js';
+import { noLockCeiling } from './no-lock.contender.js';
 import { oursMemory, oursPostgres, oursRedis } from './ours.contenders.js';
 import { rawPostgres } from './raw-postgres.contender.js';
 import { rawRedis } from './raw-redis.contender.js';
@@ -24,6 +25,7 @@ export const ALL_CONTENDERS: readonly Contender[] = [
   asyncMutex,
   oursPostgres,
   rawPostgres,
+  noLockCeiling,
 ];
 
 export function contenderById(id: string): Contender {
@@ -43,6 +45,7 @@ export const REDIS_CONTENDED: readonly Contender[] = [
   redlock4Tuned,
   sesameTuned,
   murlockTuned,
+  noLockCeiling,
 ];
 export const MEMORY: readonly Contender[] = [oursMemory, rawMemory, asyncMutex];
 export const POSTGRES: readonly Contender[] = [oursPostgres, rawPostgres];

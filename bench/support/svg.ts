@@ -2,7 +2,7 @@ import { describe, type Row } from './results.js';
 import { SCENARIO_TITLES } from './report.js';
 import { fmt } from './runner.js';
 
-const COLORS = { ours: '#1f6feb', raw: '#8c959f', default: '#d4761c', tuned: '#f0b67a' } as const;
+const COLORS = { ours: '#1f6feb', raw: '#8c959f', default: '#d4761c', tuned: '#f0b67a', reference: '#d0d7de' } as const;
 
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
@@ -40,7 +40,8 @@ export function chart(rows: Row[], subtitle: string): string {
     y += 10;
     const top = Math.max(...group.rows.map((r) => (group.whiskers ? r.max : group.value(r))), 1e-9);
     for (const r of group.rows) {
-      const color = r.kind === 'ours' ? COLORS.ours : r.kind === 'raw' ? COLORS.raw : r.retry === 'tuned' ? COLORS.tuned : COLORS.default;
+      const color =
+        r.kind === 'ours' ? COLORS.ours : r.kind === 'raw' ? COLORS.raw : r.kind === 'reference' ? COLORS.reference : r.retry === 'tuned' ? COLORS.tuned : COLORS.default;
       const v = group.value(r);
       const w = Math.max(1, (v / top) * barMax);
       const x1 = group.whiskers ? labelW + (r.max / top) * barMax : labelW + w;
@@ -64,8 +65,9 @@ export function chart(rows: Row[], subtitle: string): string {
     ['raw baseline / undecorated', COLORS.raw],
     ['peer, default retry', COLORS.default],
     ['peer, 10 ms retry', COLORS.tuned],
+    ['no lock (ceiling)', COLORS.reference],
   ]
-    .map(([name, color], i) => `<rect x="${10 + i * 220}" y="${legendY - 10}" width="12" height="12" fill="${color}"/><text x="${28 + i * 220}" y="${legendY}">${esc(name!)}</text>`)
+    .map(([name, color], i) => `<rect x="${10 + i * 190}" y="${legendY - 10}" width="12" height="12" fill="${color}"/><text x="${28 + i * 190}" y="${legendY}">${esc(name!)}</text>`)
     .join('');
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y}" viewBox="0 0 ${width} ${y}" font-family="-apple-system,Segoe UI,Helvetica,Arial,sans-serif" font-size="12">`,

@@ -87,3 +87,32 @@ describe('in-memory answers without a promise', () => {
     await running;
   });
 });
+
+describe('close() during an acquisition in flight', () => {
+  test('a try whose answer arrives after close() started is released before close() resolves, so the store can close next', async () => {
+    class SlowProvider extends InMemoryLockProvider {
+      released: string[] = [];
+      async acquire(...args: Parameters<InMemoryLockProvider['acquire']>) {
+        await sleep(150);
+        return super.acquire(...args);
+      }
+      release(key: string, owner: string) {
+        this.released.push(key);
+        return super.release(key, owner);
+      }
+    }
+    const provider = new SlowProvider();
+    const errors: string[] = [];
+    const m = new LockManager({ provider, logger: { debug() {}, warn() {}, error: (msg: string) => void errors.push(msg) } });
+    const late = m.tryAcquire('late');
+    await sleep(20);
+    await m.close();
+    // close() waited for the store's answer, and released what it granted, before the store closes.
+    expect(provider.released).toEqual(['lock:late']);
+    expect(provider.isHeld('lock:late')).toBe(false);
+    await provider.close();
+    await expect(late).rejects.toThrow(/granted after the lock manager closed/);
+    expect(errors).toEqual([]);
+    await expect(m.tryAcquire('after')).rejects.toThrow(/after the lock manager closed/);
+  });
+});
