@@ -31,7 +31,7 @@ export interface RedisLockProviderOptions {
   /**
    * How long, in ms, a waiter's place in the queue lasts unless its process
    * refreshes it (it does every third of this), and how long a hand-off lasts
-   * before the waiter confirms it. It bounds how long a waiter whose process
+   * before the waiter renews it. It bounds how long a waiter whose process
    * died can hold up the queue. Default `max(5000, 3 × commandTimeout)`.
    */
   waiterLease?: number;
@@ -188,11 +188,14 @@ function errorDetail(err: unknown): string {
  *   Release and extend are owner-checked scripts. Scripts run by `EVALSHA`,
  *   with `EVAL` when the server's script cache was flushed.
  * - Waiters queue in Redis (FIFO across instances). Release grants the key
- *   to the first live waiter inside the same script and publishes its token;
- *   one subscriber connection per provider wakes the local waiter, which
- *   confirms with one more call. No polling: a waiter also re-checks when the
- *   holder's lease would end (a crashed holder publishes nothing), and
- *   refreshes its queue entry, which expires if its process dies.
+ *   to the first live waiter inside the same script and draws its fencing
+ *   token. A waiter of another instance is told on that instance's own
+ *   channel (one subscriber connection per provider), a waiter of this
+ *   instance by the release's reply; either starts at once, and the engine
+ *   renews the short hand-off lease to the full `ttl`. No polling: a waiter
+ *   also re-checks when the holder's lease would end (a crashed holder
+ *   publishes nothing), and refreshes its queue entry, which expires if its
+ *   process dies.
  * - Every call is bounded by `commandTimeout`, also while ioredis reconnects,
  *   and fails with {@link LockStoreError}.
  *
@@ -218,7 +221,7 @@ export class RedisLockProvider extends LockProvider {
   private readonly instance = newOwnerToken().slice(0, 16);
   private readonly inbox: string;
   private readonly deadlines = new Deadlines();
-  /** How long a waiter's queue entry, and a hand-off it has not confirmed yet, lives without a refresh. */
+  /** How long a waiter's queue entry, and a hand-off it has not renewed yet, lives without a refresh. */
   private readonly waiterLease: number;
   private subscriber: Client | undefined;
   private subscribed: Promise<unknown> | true | undefined;
