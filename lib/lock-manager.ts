@@ -48,6 +48,8 @@ class ReenteredEntry implements LockEntry {
 }
 
 let nextManagerId = 1;
+/** Longest wait of `close()` for tries in flight, in ms. */
+const CLOSE_DRAIN_MS = 10_000;
 const asIs = <T>(value: T): T => value;
 const now = (): number => performance.now();
 
@@ -178,13 +180,23 @@ export class LockManager {
 
   /**
    * Refuses new locks from now on, lets acquisitions already sent to the
-   * store (without waiting) finish and releases what they got, then releases
-   * the held locks. Does not close the provider (so these releases still
+   * store (without waiting) finish (up to 10 s) and releases what they got,
+   * then releases the held locks. Does not close the provider (so these releases still
    * reach the store); waiters still queued are the provider's to end.
    */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.tries > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    if (this.tries > 0) {
+      // Bounded: the built-in stores answer within their command timeout; a store that never answers must not hang shutdown.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((resolve) => {
+        this.drained = resolve;
+        timer = setTimeout(resolve, CLOSE_DRAIN_MS);
+        timer.unref?.();
+      });
+      clearTimeout(timer);
+      this.drained = undefined;
+    }
     await this.releaseAll();
   }
 
