@@ -1,8 +1,9 @@
 /**
- * One timer for every held lock of the process: each lock asks to be called
- * back at a time, and a single unref'd `setTimeout` is armed for the earliest.
- * Taking and releasing a lock therefore costs no timer of its own; a timer is
- * re-armed only when a lock needs an earlier call than the one armed. @internal
+ * One timer for the whole process: each target (a list of held locks, of
+ * calls in flight, an in-memory key's expiry) asks to be called back at a
+ * time, and a single unref'd `setTimeout` is armed for the earliest. Taking
+ * and releasing a lock therefore costs no timer of its own; a timer is
+ * re-armed only when a target needs an earlier call than the one armed. @internal
  */
 export interface TimerTarget {
   onTimer(): void;
@@ -69,11 +70,11 @@ export abstract class TimedNode {
 }
 
 /**
- * The held locks of one manager, as an intrusive list: O(1) to add and remove
- * (every acquisition does both), walked only when the shared timer fires for
- * the earliest due member, which with the default lease is a few times a
- * minute. Members stay in the list after their call; only `remove` takes
- * them out. @internal
+ * Members that each want a call at some time (the held locks of a manager,
+ * the Redis calls of a provider in flight), as an intrusive list: O(1) to add
+ * and remove (every acquisition does both), walked only when the shared timer
+ * fires for the earliest due member. Members stay in the list after their
+ * call; only `remove` takes them out. @internal
  */
 export class TimedList implements TimerTarget {
   private head: TimedNode | undefined;

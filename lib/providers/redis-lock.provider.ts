@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockOptionsError, LockStoreError } from '../lock.errors.js';
 import { LockProvider, type LockAcquireRequest, type LockGrant } from '../lock-provider.interface.js';
+import { TimedList, TimedNode } from '../lock-timer.js';
 import { newOwnerToken } from '../owner-token.js';
 import { SCRIPTS, lockKeys, type LockScript } from './redis-lock.scripts.js';
 
@@ -71,59 +72,17 @@ interface Waiter {
   onAbort?: () => void;
 }
 
-/** A Redis call in flight, in the provider's list of calls ordered by deadline. */
-interface PendingCall {
-  readonly deadline: number;
-  prev: PendingCall | undefined;
-  next: PendingCall | undefined;
-  /** Rejects the call with a timeout error (the list already unlinked it). */
-  expire(): void;
-}
-
 /**
- * The calls in flight, oldest first. Every call has the same timeout, so
- * deadlines come in the order calls start: the list stays sorted by pushing
- * at the tail, and one timer, armed for the head, bounds them all (instead of
- * a timer per call: every lock operation is one or two calls).
+ * A Redis call in flight, a member of the provider's {@link TimedList} until
+ * it settles: the process's one lock timer bounds every call (instead of a
+ * timer per call: every lock operation is one or two calls).
  */
-class Deadlines {
-  private head: PendingCall | undefined;
-  private tail: PendingCall | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-
-  push(call: PendingCall): void {
-    call.prev = this.tail;
-    if (this.tail) this.tail.next = call;
-    else this.head = call;
-    this.tail = call;
-    if (this.timer === undefined) this.arm();
+class PendingCall extends TimedNode {
+  constructor(private readonly expire: () => void) {
+    super();
   }
-
-  remove(call: PendingCall): void {
-    if (call.prev) call.prev.next = call.next;
-    else if (this.head === call) this.head = call.next;
-    else return; // not a member
-    if (call.next) call.next.prev = call.prev;
-    else this.tail = call.prev;
-    call.prev = call.next = undefined;
-  }
-
-  private arm(): void {
-    if (!this.head) return;
-    this.timer = setTimeout(() => this.fire(), Math.max(0, this.head.deadline - now()));
-    // Left armed when the list empties (re-arming per call is what this saves): it must not keep the process alive.
-    this.timer.unref?.();
-  }
-
-  private fire(): void {
-    this.timer = undefined;
-    const t = now() + 1;
-    while (this.head && this.head.deadline <= t) {
-      const call = this.head;
-      this.remove(call);
-      call.expire();
-    }
-    this.arm();
+  onTimer(): void {
+    this.expire();
   }
 }
 
@@ -220,7 +179,8 @@ export class RedisLockProvider extends LockProvider {
   /** This provider's id in queue entries: hand-offs to its waiters are announced on `<channel>:<instance>`. */
   private readonly instance = newOwnerToken().slice(0, 16);
   private readonly inbox: string;
-  private readonly deadlines = new Deadlines();
+  /** The calls in flight, each due at its deadline. */
+  private readonly inflight = new TimedList();
   /** How long a waiter's queue entry, and a hand-off it has not renewed yet, lives without a refresh. */
   private readonly waiterLease: number;
   private subscriber: Client | undefined;
@@ -546,20 +506,17 @@ export class RedisLockProvider extends LockProvider {
       const fail = (err: unknown): void => {
         if (done) return;
         done = true;
-        this.deadlines.remove(pending);
+        this.inflight.remove(pending);
         onError?.();
         reject(err instanceof LockStoreError ? err : new LockStoreError(operation, `${errorDetail(err)}${where(key, step)}`, { cause: err }));
       };
-      const pending: PendingCall = {
-        deadline: now() + this.commandTimeout,
-        prev: undefined,
-        next: undefined,
-        expire: () => fail(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where(key, step)}`)),
-      };
+      const pending = new PendingCall(() =>
+        fail(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where(key, step)}`)),
+      );
       const ok = (value: T): void => {
         if (done) return;
         done = true;
-        this.deadlines.remove(pending);
+        this.inflight.remove(pending);
         if (!map) return resolve(value as unknown as R);
         try {
           resolve(map(value));
@@ -576,7 +533,7 @@ export class RedisLockProvider extends LockProvider {
         }
         fail(err ?? new Error('unknown error'));
       };
-      this.deadlines.push(pending);
+      this.inflight.schedule(pending, now() + this.commandTimeout);
       let work: Promise<T>;
       try {
         work =
