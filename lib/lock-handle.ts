@@ -120,11 +120,6 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     return this;
   }
 
-  /** {@link LockEntry}: a lock taken by this call, not an outer one. @internal */
-  get reentered(): boolean {
-    return false;
-  }
-
   /** Runs `fn(...args)` with this lock as the innermost of the call chain. @internal */
   run<A extends unknown[], R>(fn: (...args: A) => R, ...args: A): R {
     return lockScope.run(this, fn, ...args);

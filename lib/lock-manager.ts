@@ -37,7 +37,6 @@ export type { LockEntry } from './lock.context.js';
 
 /** The entry of a call nested in a call that holds the same lock (`reentrant: true`): runs inside the outer scope, releases nothing. */
 class ReenteredEntry implements LockEntry {
-  readonly reentered = true;
   constructor(readonly handle: LockHandle) {}
   run<A extends unknown[], R>(fn: (...args: A) => R, ...args: A): R {
     return fn(...args);
@@ -117,7 +116,7 @@ export class LockManager {
     assertLockName(name, 'tryAcquire()');
     assertCallOptions(options, `tryAcquire("${name}")`);
     const resolved = this.resolve(options);
-    return this.take(name, resolved, false, undefined, asIs);
+    return this.take(name, this.keyPrefix + name, resolved, false, undefined, asIs);
   }
 
   /**
@@ -131,7 +130,7 @@ export class LockManager {
     assertCallOptions(options, `acquire("${name}")`);
     const resolved = { ...this.resolve(options), onHeld: 'wait' as const };
     const started = now();
-    const handle = await this.take(name, resolved, true, undefined, asIs);
+    const handle = await this.take(name, this.keyPrefix + name, resolved, true, undefined, asIs);
     if (!handle) throw this.waitFailed(name, resolved, started);
     return handle;
   }
@@ -237,7 +236,7 @@ export class LockManager {
     }
     const wait = options.onHeld === 'wait';
     const started = wait ? now() : 0;
-    return this.take(name, options, wait, scope, (lock) => this.entered(name, options, started, lock));
+    return this.take(name, key, options, wait, scope, (lock) => this.entered(name, options, started, lock));
   }
 
   /** `enter` once the store answered: the entry, or the `onHeld` policy for a lock held elsewhere. */
@@ -265,11 +264,17 @@ export class LockManager {
   }
 
   /** Asks the store; `then` maps the lock (or `null`: held) within the same promise turn. */
-  private take<R>(name: string, o: ResolvedCallOptions, wait: boolean, scope: LockScope | undefined, then: (lock: HeldLock | null) => R): MaybePromise<R> {
+  private take<R>(
+    name: string,
+    key: string,
+    o: ResolvedCallOptions,
+    wait: boolean,
+    scope: LockScope | undefined,
+    then: (lock: HeldLock | null) => R,
+  ): MaybePromise<R> {
     if (this.closed) {
       throw new LockError(`Lock "${name}" was requested after the lock manager closed (application shutdown).`, { lockName: name });
     }
-    const key = this.keyPrefix + name;
     const owner = newOwnerToken();
     const requestedAt = now();
     let grant: MaybePromise<LockGrant | null>;

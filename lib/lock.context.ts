@@ -16,12 +16,11 @@ export interface LockScope extends LockHandle {
 
 /**
  * A lock taken for a scoped call: run code inside its async scope (so nested
- * calls see it), then `exit` (release). A `reentered` entry belongs to an
- * outer call, and its `exit` does nothing. @internal
+ * calls see it), then `exit` (release). The entry of a reentrant nested call
+ * belongs to the outer call, and its `exit` does nothing. @internal
  */
 export interface LockEntry {
   readonly handle: LockHandle;
-  readonly reentered: boolean;
   /** Calls `fn(...args)` inside the lock's scope (arguments are passed through, so no closure is needed). */
   run<A extends unknown[], R>(fn: (...args: A) => R, ...args: A): R;
   /** Releases; answers synchronously when the store does. Never throws. */

@@ -4,7 +4,7 @@ import { LockOptionsError, LockStoreError } from '../lock.errors.js';
 import { LockProvider, type LockAcquireRequest, type LockGrant } from '../lock-provider.interface.js';
 import { TimedList, TimedNode } from '../lock-timer.js';
 import { newOwnerToken } from '../owner-token.js';
-import { SCRIPTS, lockKeys, type LockScript } from './redis-lock.scripts.js';
+import { SCRIPTS, lockKeys, lockTag, type LockScript } from './redis-lock.scripts.js';
 
 /**
  * What to connect to: a `redis://` / `rediss://` URL, ioredis options, or an
@@ -240,7 +240,7 @@ export class RedisLockProvider extends LockProvider {
 
   /** {@inheritDoc LockProvider.extend} */
   extend(key: string, owner: string, ttl: number): Promise<boolean> {
-    const args = [lockKeys(key)[0], owner, Math.max(1, Math.ceil(ttl))];
+    const args = [lockTag(key), owner, Math.max(1, Math.ceil(ttl))];
     return this.call('extend', key, (c) => c.evalsha(SCRIPTS.extend.sha, 1, ...args), isOne, (c) => c.eval(SCRIPTS.extend.source, 1, ...args));
   }
 

@@ -204,8 +204,13 @@ export const SCRIPTS = {
   extend: script(EXTEND),
 } as const;
 
+/** The lock's own key: the store key as a hash tag. @internal */
+export function lockTag(key: string): string {
+  return `{${key}}`;
+}
+
 /** The four keys of a lock, under one hash tag. @internal */
 export function lockKeys(key: string): [string, string, string, string] {
-  const tag = `{${key}}`;
+  const tag = lockTag(key);
   return [tag, `${tag}:fence`, `${tag}:q`, `${tag}:w`];
 }

@@ -104,14 +104,15 @@ describe('table arithmetic', () => {
     expect(spread([10, 100, 100, 100, 1000])).toBe(0);
   });
 
-  test('ratios against the raw baseline and the best peer, and the best peer at default settings', () => {
-    const subject = (id: string, kind: 'ours' | 'raw' | 'peer', retry: 'default' | 'tuned' | '-') => ({ id, label: id, kind, retry, waits: '' });
+  test('ratios against the raw baseline and the best peer, and the best peer at default settings; the no-lock ceiling is never a base', () => {
+    const subject = (id: string, kind: 'ours' | 'raw' | 'peer' | 'reference', retry: 'default' | 'tuned' | '-') => ({ id, label: id, kind, retry, waits: '' });
     const rows = [
       buildRow('s3', 'v', subject('ours', 'ours', '-'), 'x/s', [{ throughput: 300 }, { throughput: 310 }, { throughput: 290 }]),
       buildRow('s3', 'v', subject('raw', 'raw', '-'), 'x/s', [{ throughput: 200 }]),
       buildRow('s3', 'v', subject('peer-default', 'peer', 'default'), 'x/s', [{ throughput: 100 }]),
       buildRow('s3', 'v', subject('peer-tuned', 'peer', 'tuned'), 'x/s', [{ throughput: 150 }]),
       buildRow('s3', 'v', subject('broken', 'peer', 'default'), 'x/s', [], 'provider missing'),
+      buildRow('s3', 'v', subject('ceiling', 'reference', '-'), 'x/s', [{ throughput: 900 }]),
     ];
     addRatios(rows, true);
     const ours = rows[0]!;
