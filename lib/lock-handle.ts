@@ -4,6 +4,7 @@ import type { LockEvent } from './lock-events.interface.js';
 import { isThenable, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
 import type { LockLogger } from './lock-logger.interface.js';
 import { TimedNode, type TimedList } from './lock-timer.js';
+import type { CohortWaiter, LockCohort } from './lock-cohort.js';
 
 /**
  * A lock you hold. Returned by `LockService.acquire()` / `tryAcquire()`,
@@ -78,8 +79,10 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   private controller: AbortController | undefined;
   private lostReason: LockLostError | undefined;
   private state: 'held' | 'lost' | 'released' = 'held';
-  /** Local time at which the store's lease ends unless extended (measured from before the call that set it). */
-  private leaseEnd: number;
+  /** Local time at which the store's lease ends unless extended (measured from before the call that set it). @internal */
+  leaseEnd: number;
+  /** The callers of this process for the same key, when the store reserves fencing tokens for local hand-offs. @internal */
+  cohort: Pick<LockCohort<CohortWaiter>, 'handOver' | 'left'> | undefined;
   private renewing = false;
   /** Renewal stopped short of a full `ttl` because of `maxHold`. */
   private capped = false;
@@ -155,8 +158,12 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     const wasHeld = this.state === 'held';
     this.state = 'released';
     this.ctx.held.remove(this);
-    const heldMs = this.settings.holdAtLeast !== undefined || this.ctx.observed ? now() - this.acquiredAt : 0;
+    const cohort = this.cohort;
+    const t = cohort || this.settings.holdAtLeast !== undefined || this.ctx.observed ? now() : 0;
+    const heldMs = t - this.acquiredAt;
     const remainingMin = this.settings.holdAtLeast === undefined ? 0 : this.settings.holdAtLeast - heldMs;
+    // A waiter of this process queued before the store granted the key: it takes over, with no store call.
+    if (cohort && wasHeld && remainingMin < 1 && cohort.handOver(this, this.leaseEnd - t)) return this.released(true, heldMs);
     let done: MaybePromise<boolean>;
     try {
       done =
@@ -166,8 +173,11 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
           : // Owner-checked, so harmless after a loss; frees the key sooner if the store still has it.
             this.ctx.provider.release(this.key, this.owner);
     } catch (err) {
+      cohort?.left(this);
       return this.releaseFailed(err);
     }
+    // After the release was sent: the next waiter of this process queues at the store behind it.
+    cohort?.left(this);
     if (isThenable(done)) {
       return done.then(
         () => this.released(wasHeld, heldMs),
@@ -194,6 +204,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     if (this.state !== 'held') return;
     this.state = 'lost';
     this.ctx.held.remove(this);
+    this.cohort?.left(this);
     const reason = new LockLostError(this.name, detail);
     this.ctx.logger.warn(reason.message);
     this.lostReason = reason;

@@ -1,3 +1,4 @@
+import { FENCE_BLOCK, LockCohort, type CohortHost, type CohortWaiter } from './lock-cohort.js';
 import { HeldLock, type HeldLockContext, type LockHandle } from './lock-handle.js';
 import { findInScope, lockScope, type LockEntry, type LockScope } from './lock.context.js';
 import { LockAcquireError, LockError, LockOptionsError, LockReentryError, LockStoreError } from './lock.errors.js';
@@ -46,6 +47,33 @@ class ReenteredEntry implements LockEntry {
   }
 }
 
+/** A caller waiting in this process, behind this process's own holder or store waiter for the same key. */
+class LocalWaiter implements CohortWaiter {
+  timer: ReturnType<typeof setTimeout> | undefined;
+  onAbort: (() => void) | undefined;
+  constructor(
+    readonly seq: number,
+    readonly name: string,
+    readonly key: string,
+    readonly options: ResolvedCallOptions,
+    readonly scope: LockScope | undefined,
+    readonly requestedAt: number,
+    readonly settle: (lock: HeldLock | null) => void,
+    readonly fail: (error: unknown) => void,
+  ) {}
+  get ttl(): number {
+    return this.options.ttl;
+  }
+  get renew(): boolean {
+    return this.options.renew;
+  }
+  /** Stops its own timeout and abort listener (it left the local queue). */
+  done(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.onAbort) this.options.signal?.removeEventListener('abort', this.onAbort);
+  }
+}
+
 let nextManagerId = 1;
 /** Longest wait of `close()` for tries in flight, in ms. */
 const CLOSE_DRAIN_MS = 10_000;
@@ -80,6 +108,11 @@ export class LockManager {
   /** Tries (no waiting) whose store call is in flight: `close()` lets them finish and release what they got. */
   private tries = 0;
   private drained: (() => void) | undefined;
+  /** Per key, the callers of this process (see `localHandOff`); `undefined` when off or the store reserves no fencing tokens. */
+  private readonly cohorts: Map<string, LockCohort<LocalWaiter>> | undefined;
+  /** Arrival counter of local waiters: a store grant's batch is the waiters that came before it. */
+  private arrivals = 0;
+  private readonly cohortHost: CohortHost<LocalWaiter>;
 
   constructor(options: LockManagerOptions) {
     const { provider, logger, ...rest } = options;
@@ -104,6 +137,14 @@ export class LockManager {
       held: this.held,
       managerId: this.id,
       observed: this.onEvent !== undefined,
+    };
+    this.cohorts = (rest.localHandOff ?? true) && provider.fenceBlocks === true ? new Map() : undefined;
+    this.cohortHost = {
+      handTo: (waiter, from, fencingToken, leaseMs, cohort) => this.handTo(waiter, from, fencingToken, leaseMs, cohort),
+      toStore: (waiter, cohort) => this.sendToStore(waiter, cohort),
+      idle: (cohort) => {
+        if (this.cohorts?.get(cohort.key) === cohort) this.cohorts.delete(cohort.key);
+      },
     };
   }
 
@@ -185,6 +226,13 @@ export class LockManager {
    */
   async close(): Promise<void> {
     this.closed = true;
+    for (const cohort of this.cohorts?.values() ?? []) {
+      for (const waiter of [...cohort.waiting]) {
+        cohort.remove(waiter);
+        waiter.done();
+        waiter.fail(new LockError(`Lock "${waiter.name}": the lock manager closed (application shutdown) while this call waited for it.`, { lockName: waiter.name }));
+      }
+    }
     if (this.tries > 0) {
       // Bounded: the built-in stores answer within their command timeout; a store that never answers must not hang shutdown.
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -263,7 +311,12 @@ export class LockManager {
     return new LockAcquireError(name, 'timeout', waitMs);
   }
 
-  /** Asks the store; `then` maps the lock (or `null`: held) within the same promise turn. */
+  /**
+   * Takes the lock; `then` maps the lock (or `null`: held) within the same
+   * promise turn. A key that a caller of this process already holds or waits
+   * for at the store (see `localHandOff`): a waiter queues here behind it,
+   * and a try answers "held" at once while a caller of this process holds it.
+   */
   private take<R>(
     name: string,
     key: string,
@@ -275,30 +328,122 @@ export class LockManager {
     if (this.closed) {
       throw new LockError(`Lock "${name}" was requested after the lock manager closed (application shutdown).`, { lockName: name });
     }
+    const cohorts = this.cohorts;
+    if (cohorts !== undefined) {
+      let cohort = cohorts.get(key);
+      if (cohort?.busy) {
+        if (wait) return this.waitHere(cohort, name, key, o, scope).then(then);
+        // Held here, on a lease this process counts: "held" is the answer, without the store.
+        if (cohort.holds) return then(null);
+      } else if (wait) {
+        if (!cohort) cohorts.set(key, (cohort = new LockCohort(key, this.cohortHost)));
+        cohort.toStore();
+        return this.ask(name, key, o, true, scope, then, cohort, now());
+      }
+    }
+    return this.ask(name, key, o, wait, scope, then, undefined, now());
+  }
+
+  /** Asks the store. `cohort`: the caller is this process's one at the store for the key, and reports back to it. */
+  private ask<R>(
+    name: string,
+    key: string,
+    o: ResolvedCallOptions,
+    wait: boolean,
+    scope: LockScope | undefined,
+    then: (lock: HeldLock | null) => R,
+    cohort: LockCohort<LocalWaiter> | undefined,
+    requestedAt: number,
+  ): MaybePromise<R> {
     const owner = newOwnerToken();
-    const requestedAt = now();
     let grant: MaybePromise<LockGrant | null>;
     try {
-      grant = this.provider.acquire({ key, owner, ttl: o.ttl, wait, waitTimeout: o.waitTimeout, signal: o.signal });
+      grant = this.provider.acquire({
+        key,
+        owner,
+        ttl: o.ttl,
+        wait,
+        waitTimeout: o.waitTimeout,
+        signal: o.signal,
+        fences: this.cohorts ? FENCE_BLOCK : undefined,
+      });
     } catch (err) {
+      cohort?.fromStore(true);
       throw this.acquireFailed(name, err);
     }
     if (!isThenable(grant)) {
-      const lock = this.granted(name, key, owner, o, requestedAt, scope, grant);
+      const lock = this.granted(name, key, owner, o, requestedAt, scope, grant, cohort);
       return isThenable(lock) ? lock.then(then) : then(lock);
     }
     if (!wait) this.tries++;
     return grant.then(
       (g) => {
         if (!wait) this.triedOne();
-        const lock = this.granted(name, key, owner, o, requestedAt, scope, g);
+        const lock = this.granted(name, key, owner, o, requestedAt, scope, g, cohort);
         return isThenable(lock) ? lock.then(then) : then(lock);
       },
       (err: unknown) => {
         if (!wait) this.triedOne();
+        cohort?.fromStore(true);
         throw this.acquireFailed(name, err);
       },
     );
+  }
+
+  /** Queues a waiter behind this process's own holder or store waiter for the key. */
+  private waitHere(cohort: LockCohort<LocalWaiter>, name: string, key: string, o: ResolvedCallOptions, scope: LockScope | undefined): Promise<HeldLock | null> {
+    return new Promise<HeldLock | null>((resolve, reject) => {
+      // Already aborted, or no wait allowed: like a store asked to try once, the answer is "held".
+      if (o.signal?.aborted || o.waitTimeout === 0) return resolve(null);
+      const waiter = new LocalWaiter(this.arrivals++, name, key, o, scope, now(), resolve, reject);
+      cohort.enqueue(waiter);
+      const leave = (): void => {
+        if (!cohort.remove(waiter)) return;
+        waiter.done();
+        resolve(null);
+      };
+      if (o.waitTimeout !== undefined) waiter.timer = setTimeout(leave, o.waitTimeout);
+      if (o.signal) {
+        waiter.onAbort = leave;
+        o.signal.addEventListener('abort', leave, { once: true });
+      }
+    });
+  }
+
+  /** A local hand-off: `waiter` takes over the store's grant that `from` held, with a reserved fencing token. */
+  private handTo(waiter: LocalWaiter, from: HeldLock, fencingToken: number, leaseMs: number, cohort: LockCohort<LocalWaiter>): void {
+    waiter.done();
+    let lock: MaybePromise<HeldLock | null>;
+    try {
+      lock = this.granted(waiter.name, waiter.key, from.owner, waiter.options, waiter.requestedAt, waiter.scope, {
+        fencingToken,
+        queued: true,
+        leaseStartedAt: now(),
+        leaseMs,
+      });
+    } catch (err) {
+      waiter.fail(err);
+      return;
+    }
+    // Not closed (close() empties the local queues first), so the lock is there at once.
+    const held = lock as HeldLock;
+    held.cohort = cohort;
+    cohort.hold(held);
+    waiter.settle(held);
+  }
+
+  /** A local waiter's turn to queue at the store (its process no longer holds the key), with what is left of its wait. */
+  private sendToStore(waiter: LocalWaiter, cohort: LockCohort<LocalWaiter>): void {
+    waiter.done();
+    const o = waiter.options;
+    const options = o.waitTimeout === undefined ? o : { ...o, waitTimeout: Math.max(0, o.waitTimeout - (now() - waiter.requestedAt)) };
+    try {
+      const lock = this.ask(waiter.name, waiter.key, options, true, waiter.scope, asIs, cohort, waiter.requestedAt);
+      if (isThenable(lock)) lock.then(waiter.settle, waiter.fail);
+      else waiter.settle(lock);
+    } catch (err) {
+      waiter.fail(err);
+    }
   }
 
   private triedOne(): void {
@@ -310,6 +455,11 @@ export class LockManager {
     }
   }
 
+  /**
+   * The lock for a grant (`null`: none). A store grant with reserved fencing
+   * tokens makes the lock its cohort's holder; a caller counted at the store
+   * (`atStore`) reports back to its cohort.
+   */
   private granted(
     name: string,
     key: string,
@@ -318,17 +468,29 @@ export class LockManager {
     requestedAt: number,
     scope: LockScope | undefined,
     grant: LockGrant | null,
+    atStore?: LockCohort<LocalWaiter>,
   ): MaybePromise<HeldLock | null> {
-    if (!grant) return null;
-    const lock = new HeldLock(name, key, owner, grant.fencingToken, o, this.context, grant.leaseStartedAt ?? requestedAt, grant.leaseMs ?? o.ttl, scope);
-    if (this.closed) {
-      return lock.release().then(() => {
-        throw new LockError(`Lock "${name}" was granted after the lock manager closed (application shutdown); released it.`, { lockName: name });
-      });
+    try {
+      if (!grant) return null;
+      const lock = new HeldLock(name, key, owner, grant.fencingToken, o, this.context, grant.leaseStartedAt ?? requestedAt, grant.leaseMs ?? o.ttl, scope);
+      if (this.closed) {
+        return lock.release().then(() => {
+          throw new LockError(`Lock "${name}" was granted after the lock manager closed (application shutdown); released it.`, { lockName: name });
+        });
+      }
+      const fences = grant.fences ?? 1;
+      if (this.cohorts && fences > 1) {
+        let cohort = atStore ?? this.cohorts.get(key);
+        if (!cohort) this.cohorts.set(key, (cohort = new LockCohort(key, this.cohortHost)));
+        lock.cohort = cohort;
+        cohort.hold(lock, { fencingToken: grant.fencingToken, fences, arrivals: this.arrivals });
+      }
+      if (grant.queued) this.emit({ type: 'contended', name, onHeld: o.onHeld });
+      if (this.onEvent) this.emit({ type: 'acquired', name, fencingToken: grant.fencingToken, waitMs: now() - requestedAt });
+      return lock;
+    } finally {
+      atStore?.fromStore(false);
     }
-    if (grant.queued) this.emit({ type: 'contended', name, onHeld: o.onHeld });
-    if (this.onEvent) this.emit({ type: 'acquired', name, fencingToken: grant.fencingToken, waitMs: now() - requestedAt });
-    return lock;
   }
 
   /** The error a caller gets for a failed acquire. Providers see keys, not names: put the lock name in. */

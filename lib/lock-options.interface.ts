@@ -101,6 +101,20 @@ export interface LockModuleOptions {
   renew?: boolean;
   /** Default cap in ms on how long renewal may keep a lock. Default: none. */
   maxHold?: number;
+  /**
+   * When a lock this process holds in a shared store (Redis, PostgreSQL) is
+   * released while other callers of this process wait for it, pass it to the
+   * first of them in-process: the store's lease and owner carry over, the
+   * fencing token comes from a block the grant reserved, and there is no
+   * store round trip. Only callers that queued before this process got the
+   * lock are served this way (and at most 15 per grant); later ones queue at
+   * the store behind the other processes. Processes thus take turns, each
+   * running the batch of its own waiters (FIFO within a process, FIFO
+   * between the processes' turns), which keeps waits close to strict FIFO
+   * and cuts store calls and cross-process wake-ups. `false`: every waiter
+   * queues at the store, strictly in arrival order. Default `true`.
+   */
+  localHandOff?: boolean;
   /** Called for every lock event (acquired, released, contended, ...). Must not throw; errors are logged and ignored. */
   onEvent?: (event: LockEvent) => void;
 }

@@ -77,7 +77,7 @@ export function assertCallOptions(options: unknown, where: string): asserts opti
   }
 }
 
-const MODULE_KEYS = new Set(['provider', 'keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'redis', 'postgres', 'commandTimeout']);
+const MODULE_KEYS = new Set(['provider', 'keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'redis', 'postgres', 'commandTimeout', 'localHandOff']);
 
 /** Checks `LockModule.forRoot()` / `forRootAsync()` options. */
 export function assertModuleOptions(options: unknown): asserts options is LockModuleOptions {
@@ -96,6 +96,7 @@ export function assertModuleOptions(options: unknown): asserts options is LockMo
   assertDuration(o.commandTimeout, 'commandTimeout', where, false);
   assertOnHeld(o.onHeld, where);
   assertBoolean(o.renew, 'renew', where);
+  assertBoolean(o.localHandOff, 'localHandOff', where);
   if (o.onEvent !== undefined && typeof o.onEvent !== 'function') {
     throw new LockOptionsError(`${where}: onEvent must be a function, got ${describe(o.onEvent)}.`);
   }

@@ -51,6 +51,8 @@ interface Waiter {
   readonly key: string;
   readonly owner: string;
   readonly ttl: number;
+  /** Fencing tokens its grant reserves. */
+  readonly fences: number;
   readonly resolve: (grant: LockGrant | null) => void;
   readonly reject: (error: unknown) => void;
   settled: boolean;
@@ -143,7 +145,9 @@ function errorDetail(err: unknown): string {
  * the same Redis.
  *
  * - Acquire is one round trip: a Lua script that sets the key to the owner
- *   token with a lease and returns a fencing token from a per-key `INCR`.
+ *   token with a lease and returns a fencing token from a per-key `INCRBY`
+ *   (a block of `request.fences` tokens: the engine hands the lock to other
+ *   callers of this process with the rest, see `localHandOff`).
  *   Release and extend are owner-checked scripts. Scripts run by `EVALSHA`,
  *   with `EVAL` when the server's script cache was flushed.
  * - Waiters queue in Redis (FIFO across instances). Release grants the key
@@ -170,6 +174,8 @@ function errorDetail(err: unknown): string {
 export class RedisLockProvider extends LockProvider {
   /** `'redis'`. */
   readonly kind = 'redis';
+  /** A grant reserves `request.fences` fencing tokens (one INCRBY): the engine hands locks over locally. */
+  override readonly fenceBlocks = true;
   /** The client that runs the scripts (yours, or the one the provider opened). */
   readonly client: Client;
   private readonly ownsClient: boolean;
@@ -231,11 +237,13 @@ export class RedisLockProvider extends LockProvider {
   /** {@inheritDoc LockProvider.acquire} */
   acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
     const ttl = Math.max(1, Math.ceil(request.ttl));
+    const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
-      return this.attempt(request.key, request.owner, ttl, '0', this.toGrant);
+      const map = fences === 1 ? this.toGrant : (reply: ScriptReply) => this.toBlockGrant(reply, fences);
+      return this.attempt(request.key, request.owner, ttl, '0', fences, map);
     }
     const subscribed = this.subscribe(request.key);
-    return subscribed === true ? this.wait(request, ttl) : subscribed.then(() => this.wait(request, ttl));
+    return subscribed === true ? this.wait(request, ttl, fences) : subscribed.then(() => this.wait(request, ttl, fences));
   }
 
   /** {@inheritDoc LockProvider.extend} */
@@ -272,9 +280,9 @@ export class RedisLockProvider extends LockProvider {
    * aborted, or closed. The waiter is registered before the first call, so a
    * notice that overtakes that call's reply is not lost.
    */
-  private wait(request: LockAcquireRequest, ttl: number): Promise<LockGrant | null> {
+  private wait(request: LockAcquireRequest, ttl: number, fences: number): Promise<LockGrant | null> {
     return new Promise<LockGrant | null>((resolve, reject) => {
-      const waiter: Waiter = { key: request.key, owner: request.owner, ttl, resolve, reject, settled: false, again: false, first: true };
+      const waiter: Waiter = { key: request.key, owner: request.owner, ttl, fences, resolve, reject, settled: false, again: false, first: true };
       this.waiters.set(waiter.owner, waiter);
       if (request.waitTimeout !== undefined) {
         waiter.deadline = setTimeout(() => this.giveUp(waiter), request.waitTimeout);
@@ -289,8 +297,8 @@ export class RedisLockProvider extends LockProvider {
   }
 
   /** One acquire script call; on failure, makes sure the call leaves nothing behind if it still reaches Redis. */
-  private attempt<R>(key: string, owner: string, ttl: number, mode: '0' | '1' | '2', map: (reply: ScriptReply) => R): Promise<R> {
-    return this.run('acquire', key, SCRIPTS.acquire, [owner, ttl, mode], map, () => this.cleanUp(key, owner));
+  private attempt<R>(key: string, owner: string, ttl: number, mode: '0' | '1' | '2', fences: number, map: (reply: ScriptReply) => R): Promise<R> {
+    return this.run('acquire', key, SCRIPTS.acquire, [owner, ttl, mode, fences], map, () => this.cleanUp(key, owner));
   }
 
   /** An acquire reply as a grant (`{1, token}`) or `null`; wakes a local waiter the call handed the key to. */
@@ -298,6 +306,12 @@ export class RedisLockProvider extends LockProvider {
     this.handedOff(reply, 2);
     return reply[0] === 1 ? { fencingToken: Number(reply[1]) } : null;
   };
+
+  /** {@link toGrant} for a grant that reserved a block of fencing tokens. */
+  private toBlockGrant(reply: ScriptReply, fences: number): LockGrant | null {
+    this.handedOff(reply, 2);
+    return reply[0] === 1 ? { fencingToken: Number(reply[1]), fences } : null;
+  }
 
   /** An acquire reply, after waking a local waiter the call handed the key to. */
   private readonly acquired = (reply: ScriptReply): ScriptReply => {
@@ -344,7 +358,7 @@ export class RedisLockProvider extends LockProvider {
     const queued = !waiter.first;
     waiter.first = false;
     waiter.safeStart ??= sent;
-    const call = this.attempt(waiter.key, waiter.owner, waiter.ttl, queued ? '2' : '1', this.acquired);
+    const call = this.attempt(waiter.key, waiter.owner, waiter.ttl, queued ? '2' : '1', waiter.fences, this.acquired);
     waiter.inflight = call;
     call.then(
       (reply) => {
@@ -352,7 +366,8 @@ export class RedisLockProvider extends LockProvider {
         if (waiter.settled) return; // gave up meanwhile: giveUp() leaves the queue or passes the key on
         if (reply[0] === 1) {
           this.settle(waiter);
-          waiter.resolve(queued ? { fencingToken: Number(reply[1]), queued, leaseStartedAt: sent } : { fencingToken: Number(reply[1]) });
+          const fencingToken = Number(reply[1]);
+          waiter.resolve(queued ? { fencingToken, fences: waiter.fences, queued, leaseStartedAt: sent } : { fencingToken, fences: waiter.fences });
         } else {
           waiter.safeStart = sent;
           if (waiter.again) {
@@ -381,7 +396,13 @@ export class RedisLockProvider extends LockProvider {
   private granted(waiter: Waiter, fencingToken: number): void {
     if (waiter.settled || waiter.safeStart === undefined) return;
     this.settle(waiter);
-    waiter.resolve({ fencingToken, queued: true, leaseStartedAt: waiter.safeStart, leaseMs: Math.min(waiter.ttl, this.waiterLease) });
+    waiter.resolve({
+      fencingToken,
+      fences: waiter.fences,
+      queued: true,
+      leaseStartedAt: waiter.safeStart,
+      leaseMs: Math.min(waiter.ttl, this.waiterLease),
+    });
   }
 
   /** Timeout, abort or close: resolve `null` now, then leave the queue (passing the key on if granted meanwhile). */
@@ -466,7 +487,7 @@ export class RedisLockProvider extends LockProvider {
     operation: string,
     key: string,
     script: LockScript,
-    args: [string, number, string] | [string],
+    args: [string, number, string, number] | [string],
     map: (reply: ScriptReply) => R,
     onError?: () => void,
   ): Promise<R> {

@@ -5,9 +5,10 @@ import { createHash } from 'node:crypto';
  * keys, all under one hash tag so they share a Cluster slot:
  *
  * - `KEYS[1]` `{<key>}`        the lock: owner token, with the lease as PX;
- * - `KEYS[2]` `{<key>}:fence`  the fencing counter (INCR per grant);
+ * - `KEYS[2]` `{<key>}:fence`  the fencing counter (INCRBY n per grant);
  * - `KEYS[3]` `{<key>}:q`      the waiters, a list of owner tokens in arrival order;
- * - `KEYS[4]` `{<key>}:w`      a hash owner -> "<deadline ms> <ttl ms> <instance>" of each waiter.
+ * - `KEYS[4]` `{<key>}:w`      a hash owner -> "<deadline ms> <ttl ms> <instance> <n>" of each waiter
+ *   (n: how many fencing tokens its grant reserves).
  *
  * and, after each script's own arguments, the same last three: the channel
  * prefix, the waiter lease (ms), and the calling provider's instance id (read
@@ -15,9 +16,9 @@ import { createHash } from 'node:crypto';
  *
  * A waiter whose deadline passed (its process stopped refreshing it) is
  * skipped. A free key goes to the first live waiter: the script sets the lock
- * to its token with a short lease (until it renews it) and draws its fencing
- * token. A waiter of another instance is told by a PUBLISH of
- * `<owner token> <fencing token>` on that instance's own channel
+ * to its token with a short lease (until it renews it) and draws its block of
+ * fencing tokens. A waiter of another instance is told by a PUBLISH of
+ * `<owner token> <first fencing token>` on that instance's own channel
  * (`<prefix>:<instance>`), so only the process that waits wakes up; a waiter
  * of the calling instance is told in the script's reply instead.
  * @internal
@@ -27,22 +28,23 @@ export interface LockScript {
   readonly sha: string;
 }
 
-// INCR of the per-key counter. A missing counter (never used, a week old, or
-// lost with a restart) starts from the server clock in microseconds, so tokens
-// still grow after Redis lost its data: a counter gains one per grant, far
-// less than one per microsecond. It is created with a week's expiry (INCR
-// keeps it), so the counters of names no longer used go away.
+// The per-key counter. A grant draws a block of n tokens (INCRBY n; the
+// engine hands the rest to local waiters) and answers the first. A missing
+// counter (never used, a week old, or lost with a restart) starts from the
+// server clock in microseconds, so tokens still grow after Redis lost its
+// data: a counter gains at most 16 per grant, far less than one per
+// microsecond. It is created with a week's expiry (INCRBY keeps it), so the
+// counters of names no longer used go away. `last` is the block's last token.
 const SEED = `
-  if token == 1 then
+  if last == n then
     local t = redis.call('TIME')
-    local seed = t[1] .. string.sub('00000' .. t[2], -6)
-    redis.call('SET', KEYS[2], seed, 'PX', 604800000)
-    token = tonumber(seed)
+    last = tonumber(t[1] .. string.sub('00000' .. t[2], -6)) + n - 1
+    redis.call('SET', KEYS[2], string.format('%.0f', last), 'PX', 604800000)
   end`;
 const FENCE = `
-local function fence()
-  local token = redis.call('INCR', KEYS[2])${SEED}
-  return token
+local function fence(n)
+  local last = redis.call('INCRBY', KEYS[2], n)${SEED}
+  return last - n + 1
 end
 `;
 
@@ -61,7 +63,7 @@ local function now()
   return now_ms
 end
 
--- Pops waiters until a live one; returns its owner, ttl and instance, or nil.
+-- Pops waiters until a live one; returns its owner, ttl, instance and block size, or nil.
 local function next_waiter()
   while true do
     local owner = redis.call('LPOP', KEYS[3])
@@ -72,8 +74,8 @@ local function next_waiter()
     local entry = redis.call('HGET', KEYS[4], owner)
     redis.call('HDEL', KEYS[4], owner)
     if entry then
-      local deadline, ttl, instance = string.match(entry, '^(%d+) (%d+) (%S+)$')
-      if deadline and tonumber(deadline) > now() then return owner, tonumber(ttl), instance end
+      local deadline, ttl, instance, n = string.match(entry, '^(%d+) (%d+) (%S+) (%d+)$')
+      if deadline and tonumber(deadline) > now() then return owner, tonumber(ttl), instance, tonumber(n) end
     end
   end
 end
@@ -83,11 +85,11 @@ end
 -- nil when nobody was waiting, {owner} when another instance was told by
 -- PUBLISH, {owner, token} when the waiter is the caller's own.
 local function hand_off()
-  local owner, ttl, instance = next_waiter()
+  local owner, ttl, instance, n = next_waiter()
   if not owner then return nil end
   redis.call('SET', KEYS[1], owner, 'PX', math.min(ttl, lease))
   -- (%.0f: a plain concatenation would print a token this large in exponent notation)
-  local token = string.format('%.0f', fence())
+  local token = string.format('%.0f', fence(n))
   if instance == instance_id then return {owner, token} end
   redis.call('PUBLISH', channel .. ':' .. instance, owner .. ' ' .. token)
   return {owner}
@@ -101,37 +103,38 @@ end
 `;
 
 /**
- * ARGV[1..3]: owner, ttl, mode (0: try once; 1: wait, first call; 2: wait,
- * re-check). Returns `{1, token}` when granted (in a re-check also: confirms a
+ * ARGV[1..4]: owner, ttl, mode (0: try once; 1: wait, first call; 2: wait,
+ * re-check), n (fencing tokens to reserve). Returns `{1, first token}` when granted (in a re-check also: confirms a
  * hand-off to `owner`, restarting its lease at `ttl`), else `{0, pttl of the
  * holder}`, followed by a hand-off's tail when a free key went to the head of
  * the queue. Waiting modes queue the caller, or refresh its entry.
  */
 const ACQUIRE = `
-local owner, ttl, mode = ARGV[1], ARGV[2], ARGV[3]
+local owner, ttl, mode, n = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 -- Nobody queued and the key free: the uncontended path, three commands and no closure.
 if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('SET', KEYS[1], owner, 'NX', 'PX', ttl) then
-  local token = redis.call('INCR', KEYS[2])${SEED}
-  return {1, token}
+  local last = redis.call('INCRBY', KEYS[2], n)${SEED}
+  return {1, last - n + 1}
 end
 ${FENCE}
 local holder = redis.call('GET', KEYS[1])
 if holder == owner and mode == '2' then
+  -- A hand-off drew this waiter's block last (nobody else can draw while it holds the key).
   redis.call('PEXPIRE', KEYS[1], ttl)
-  return {1, tonumber(redis.call('GET', KEYS[2]))}
+  return {1, tonumber(redis.call('GET', KEYS[2])) - n + 1}
 end
 if holder and mode == '0' then return {0, -1} end
 ${QUEUE}
 local tail
 if not holder then
   -- Free, but with a queue (its holder's lease ran out): the head goes first.
-  local head, head_ttl, instance = next_waiter()
+  local head, head_ttl, instance, head_n = next_waiter()
   if not head or head == owner then
     redis.call('SET', KEYS[1], owner, 'PX', ttl)
-    return {1, fence()}
+    return {1, fence(n)}
   end
   redis.call('SET', KEYS[1], head, 'PX', math.min(head_ttl, lease))
-  local token = string.format('%.0f', fence())
+  local token = string.format('%.0f', fence(head_n))
   if instance == instance_id then
     tail = {head, token}
   else
@@ -141,7 +144,7 @@ if not holder then
 end
 if mode ~= '0' then
   if mode == '1' or redis.call('HEXISTS', KEYS[4], owner) == 0 then redis.call('RPUSH', KEYS[3], owner) end
-  redis.call('HSET', KEYS[4], owner, (now() + lease) .. ' ' .. ttl .. ' ' .. instance_id)
+  redis.call('HSET', KEYS[4], owner, (now() + lease) .. ' ' .. ttl .. ' ' .. instance_id .. ' ' .. n)
   redis.call('PEXPIRE', KEYS[3], lease)
   redis.call('PEXPIRE', KEYS[4], lease)
 end

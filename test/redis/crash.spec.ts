@@ -51,7 +51,9 @@ test('a holder killed with SIGKILL: nobody enters before its lease ends, a waite
 
 test('a waiter killed with SIGKILL while queued holds up the next waiter by about one waiter lease at most', async () => {
   const name = `crash-waiter:${randomBytes(6).toString('hex')}`;
-  const holder = await locks.tryAcquire(name, { ttl: 30_000 });
+  // The holder is another instance: a waiter of the holder's own process would wait in-process, not in the Redis queue.
+  const other = new LockManager({ provider: new RedisLockProvider({ redis: url, waiterLease: 1_500 }) });
+  const holder = await other.tryAcquire(name, { ttl: 30_000 });
   expect(holder).not.toBeNull();
   const child = spawnFixture('lock-child', { url, name, ttl: 30_000, wait: true, waiterLease: 1_500 });
   try {
@@ -69,5 +71,7 @@ test('a waiter killed with SIGKILL while queued holds up the next waiter by abou
     await h.release();
   } finally {
     child.kill('SIGKILL');
+    await other.close();
+    await other.provider.close();
   }
 });

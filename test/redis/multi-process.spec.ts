@@ -11,7 +11,7 @@ const PROCESSES = 4;
 const SECTIONS = 600; // per process
 const CONCURRENCY = 2; // callers per process, so waiters queue both locally and across processes
 
-test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, tokens increase in entry order`, async () => {
+test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, tokens increase in entry order, processes take turns`, async () => {
   const run = randomBytes(6).toString('hex');
   const counterKey = `mp-counter:${run}`;
   const redis = new Redis(url);
@@ -24,8 +24,8 @@ test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, 
     for (const c of children) c.stdin!.write('go\n');
     const results = await Promise.all(lines.map((l) => l.next('result ', 60_000)));
     const records = results
-      .flatMap((r) => JSON.parse(r) as Array<[number, string, string]>)
-      .map(([token, enter, exit]) => ({ token, enter: BigInt(enter), exit: BigInt(exit) }))
+      .flatMap((r, proc) => (JSON.parse(r) as Array<[number, string, string]>).map((rec) => ({ rec, proc })))
+      .map(({ rec: [token, enter, exit], proc }) => ({ token, enter: BigInt(enter), exit: BigInt(exit), proc }))
       .sort((a, b) => (a.enter < b.enter ? -1 : a.enter > b.enter ? 1 : 0));
 
     expect(records).toHaveLength(PROCESSES * SECTIONS);
@@ -38,6 +38,24 @@ test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, 
     }
     expect(overlaps).toBe(0);
     expect(disorder).toBe(0);
+
+    // Local hand-offs happened (a process's next waiter took over with the next token of the block), and while
+    // every process still had sections to run, none kept the lock past one batch of its own waiters (a margin of 2x).
+    let local = 0;
+    let run = 1;
+    let longestRun = 1;
+    const own = Array.from({ length: PROCESSES }, (_, proc) => records.filter((r) => r.proc === proc));
+    const allActiveFrom = own.map((r) => r[0].enter).reduce((a, b) => (a > b ? a : b));
+    const allActiveUntil = own.map((r) => r.at(-1)!.enter).reduce((a, b) => (a < b ? a : b));
+    const first = records.findIndex((r) => r.enter >= allActiveFrom);
+    for (let i = first + 1; i < records.length && records[i].enter < allActiveUntil; i++) {
+      const same = records[i].proc === records[i - 1].proc;
+      if (same && records[i].token === records[i - 1].token + 1) local++;
+      run = same ? run + 1 : 1;
+      longestRun = Math.max(longestRun, run);
+    }
+    expect(local).toBeGreaterThan(0);
+    expect(longestRun).toBeLessThanOrEqual(2 * CONCURRENCY);
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
     await redis.del(counterKey);

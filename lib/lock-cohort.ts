@@ -1,0 +1,160 @@
+import type { HeldLock } from './lock-handle.js';
+
+/**
+ * Fencing tokens the engine asks a store to reserve per grant: the grant's
+ * own and up to 15 for local hand-offs that follow it. @internal
+ */
+export const FENCE_BLOCK = 16;
+
+/**
+ * Least lease, in ms, that a local hand-off passes on to a waiter that
+ * renews (less when its `ttl` is short: half of it): the waiter renews it at
+ * half of what is left, as it does a store hand-off's short lease. @internal
+ */
+const MIN_HANDED_LEASE_MS = 1_000;
+
+/** A caller of this process queued behind its own process for a lock. @internal */
+export interface CohortWaiter {
+  /** Arrival order within the manager. */
+  readonly seq: number;
+  readonly ttl: number;
+  readonly renew: boolean;
+}
+
+/** What a cohort needs from the manager. @internal */
+export interface CohortHost<W extends CohortWaiter> {
+  /** Gives `waiter` the lock `from` held: same store owner and lease, the given fencing token. Must call {@link LockCohort.hold}. */
+  handTo(waiter: W, from: HeldLock, fencingToken: number, leaseMs: number, cohort: LockCohort<W>): void;
+  /** Sends `waiter` to queue at the store itself (the cohort counted it already); ends with {@link LockCohort.fromStore}. */
+  toStore(waiter: W, cohort: LockCohort<W>): void;
+  /** The cohort has no holder, no caller at the store and no waiter: forget it. */
+  idle(cohort: LockCohort<W>): void;
+}
+
+/**
+ * The callers of one process (one manager) for one lock key in a shared
+ * store, in the spirit of lock cohorting: at most one of them queues at the
+ * store; the others wait here, behind it. When the store grants the key,
+ * the waiters that were already here when it did are handed the lock one
+ * after the other on release, without a store call (same owner token, the
+ * store's lease as it is, a fencing token from the block the grant
+ * reserved). Then the lock goes back to the store, which hands it to the
+ * next process in its FIFO queue, while this process's first remaining
+ * waiter queues there again. So each process runs the batch of its own
+ * waiters in turn, and no process keeps the lock past one batch. @internal
+ */
+export class LockCohort<W extends CohortWaiter> {
+  /** The local holder of the store's grant, while one holds it. */
+  private holder: HeldLock | undefined;
+  private nextFence = 0;
+  private lastFence = -1;
+  /** Waiters with a smaller `seq` came before the grant: they may be handed the lock. */
+  private batchEnd = 0;
+  /** Callers of this cohort queued at the store (one, or more after a store failure sent them all there). */
+  private atStore = 0;
+  private readonly queue: W[] = [];
+
+  constructor(
+    readonly key: string,
+    private readonly host: CohortHost<W>,
+  ) {}
+
+  /** Whether a caller of this process holds the lock or queues at the store for it: new callers then wait here. */
+  get busy(): boolean {
+    return this.holder !== undefined || this.atStore > 0;
+  }
+
+  /** Whether a caller of this process holds the lock (on a lease it has not seen end). */
+  get holds(): boolean {
+    return this.holder !== undefined && this.holder.held;
+  }
+
+  /** The waiters queued here (for shutdown). */
+  get waiting(): readonly W[] {
+    return this.queue;
+  }
+
+  /** Queues a waiter behind this process's holder or store waiter. */
+  enqueue(waiter: W): void {
+    this.queue.push(waiter);
+  }
+
+  /** A waiter left (timeout, abort, shutdown); `false` if it was no longer queued here. */
+  remove(waiter: W): boolean {
+    const i = this.queue.indexOf(waiter);
+    if (i < 0) return false;
+    this.queue.splice(i, 1);
+    return true;
+  }
+
+  /**
+   * `lock` holds the store's grant now. A grant from the store reserves
+   * `fences` tokens from `fencingToken` on and opens a batch of the waiters
+   * that arrived before `arrivals`; a local hand-off keeps the batch.
+   */
+  hold(lock: HeldLock, fromStore?: { fencingToken: number; fences: number; arrivals: number }): void {
+    this.holder = lock;
+    if (fromStore) {
+      this.nextFence = fromStore.fencingToken + 1;
+      this.lastFence = fromStore.fencingToken + fromStore.fences - 1;
+      this.batchEnd = fromStore.arrivals;
+    }
+  }
+
+  /**
+   * On release of `from`: hands the lock to the next waiter if it belongs to
+   * the batch, a reserved token is left and enough of the lease is left.
+   * `false`: the caller releases at the store (then calls {@link left}).
+   */
+  handOver(from: HeldLock, leaseLeftMs: number): boolean {
+    if (this.holder !== from) return false;
+    const next = this.queue[0];
+    if (next === undefined || next.seq >= this.batchEnd || this.nextFence > this.lastFence) return false;
+    const needed = next.renew ? Math.min(MIN_HANDED_LEASE_MS, next.ttl / 2) : next.ttl;
+    if (!(leaseLeftMs >= needed)) return false;
+    this.queue.shift();
+    this.holder = undefined;
+    this.host.handTo(next, from, this.nextFence++, leaseLeftMs, this);
+    return true;
+  }
+
+  /** `lock` no longer holds (released at the store, or lost): the next waiter queues at the store. */
+  left(lock: HeldLock): void {
+    if (this.holder !== lock) return;
+    this.holder = undefined;
+    this.advance();
+  }
+
+  /** A caller goes to queue at the store. */
+  toStore(): void {
+    this.atStore++;
+  }
+
+  /**
+   * A caller's store acquisition ended: granted (after {@link hold}), timed
+   * out, or failed. After a failure the store may be down: every waiter goes
+   * to the store on its own, so each fails (or succeeds) within its own
+   * bounded call instead of one after the other.
+   */
+  fromStore(failed: boolean): void {
+    this.atStore--;
+    if (failed) {
+      for (const waiter of this.queue.splice(0)) {
+        this.atStore++;
+        this.host.toStore(waiter, this);
+      }
+    }
+    this.advance();
+  }
+
+  private advance(): void {
+    if (this.holder !== undefined || this.atStore > 0) return;
+    const next = this.queue.shift();
+    if (next === undefined) {
+      this.host.idle(this);
+      return;
+    }
+    this.atStore++;
+    this.host.toStore(next, this);
+  }
+}
