@@ -123,15 +123,17 @@ function statements(n: TableNames) {
      * ticket in the same statement when it is not granted; a new ticket is
      * greater than every one the statement sees, so it queues behind all of them.
      * Every time is the database's clock (clock_timestamp()), never the app's.
+     * A grant draws a block of $6 fencing tokens and answers the first (the
+     * engine hands the lock to other callers of its process with the rest).
      */
     acquire: `WITH ahead AS (
   SELECT count(*) AS n, min(w.expires_at) AS soonest FROM ${n.waiters} w
   WHERE w.name = $1 AND w.expires_at > clock_timestamp() AND ($4::bigint IS NULL OR w.ticket < $4::bigint)
 ), granted AS (
   INSERT INTO ${n.locks} AS l (name, owner, fencing_token, expires_at)
-  SELECT $1, $2, 1, clock_timestamp() + $3::float8 ${ms} FROM ahead WHERE ahead.n = 0
+  SELECT $1, $2, $6::bigint, clock_timestamp() + $3::float8 ${ms} FROM ahead WHERE ahead.n = 0
   ON CONFLICT (name) DO UPDATE
-    SET owner = EXCLUDED.owner, fencing_token = l.fencing_token + 1, expires_at = EXCLUDED.expires_at
+    SET owner = EXCLUDED.owner, fencing_token = l.fencing_token + $6::bigint, expires_at = EXCLUDED.expires_at
     WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp()
   RETURNING l.fencing_token
 ), dequeued AS (
@@ -143,8 +145,8 @@ function statements(n: TableNames) {
 ), pruned AS (
   DELETE FROM ${n.waiters} w WHERE $5::float8 IS NOT NULL AND w.name = $1 AND w.expires_at < clock_timestamp() - interval '1 minute'
 )
-SELECT (SELECT fencing_token FROM granted)::float8 AS token, (SELECT ticket::text FROM enqueued) AS ticket,
-  (SELECT CASE WHEN l.owner = $2 AND l.expires_at > clock_timestamp() THEN l.fencing_token END FROM ${n.locks} l WHERE l.name = $1)::float8 AS mine,
+SELECT (SELECT fencing_token - $6::bigint + 1 FROM granted)::float8 AS token, (SELECT ticket::text FROM enqueued) AS ticket,
+  (SELECT CASE WHEN l.owner = $2 AND l.expires_at > clock_timestamp() THEN l.fencing_token - $6::bigint + 1 END FROM ${n.locks} l WHERE l.name = $1)::float8 AS mine,
   (SELECT CASE WHEN l.owner IS NOT NULL AND l.expires_at > clock_timestamp()
      THEN extract(epoch FROM l.expires_at - clock_timestamp()) * 1000 END FROM ${n.locks} l WHERE l.name = $1)::float8 AS held_ms,
   (SELECT extract(epoch FROM ahead.soonest - clock_timestamp()) * 1000 FROM ahead)::float8 AS ahead_ms`,
@@ -203,6 +205,8 @@ interface Waiter {
   readonly key: string;
   readonly owner: string;
   readonly ttl: number;
+  /** Fencing tokens its grant reserves. */
+  readonly fences: number;
   readonly ticket: string;
   done: boolean;
   readonly settle: (result: LockGrant | null | Error) => void;
@@ -257,6 +261,8 @@ const message = (err: unknown): string => (err instanceof Error ? err.message ||
 export class PostgresLockProvider extends LockProvider {
   /** `'postgres'`. */
   readonly kind = 'postgres';
+  /** A grant reserves `request.fences` fencing tokens: the engine hands locks over locally. */
+  override readonly fenceBlocks = true;
   /** The bound on every database call, in ms. */
   readonly commandTimeout: number;
   /** The lock table as configured (also the NOTIFY channel). */
@@ -351,6 +357,7 @@ export class PostgresLockProvider extends LockProvider {
    */
   async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
     const { key, owner, ttl } = request;
+    const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (Buffer.byteLength(key) > MAX_KEY_BYTES) {
       // The primary-key index takes about 2.7 kB per entry; fail clearly rather than with an index error.
       throw new LockOptionsError(
@@ -359,8 +366,8 @@ export class PostgresLockProvider extends LockProvider {
     }
     const wait = request.wait && !request.signal?.aborted && request.waitTimeout !== 0;
     if (!wait) {
-      const once = await this.bounded('acquire', key, () => this.attempt(key, owner, ttl, null));
-      return once.token === null ? null : { fencingToken: once.token };
+      const once = await this.bounded('acquire', key, () => this.attempt(key, owner, ttl, fences, null));
+      return once.token === null ? null : { fencingToken: once.token, fences };
     }
     // Listen before the statement that queues: a release committed after it is then always heard.
     const watch = { notified: false };
@@ -368,18 +375,18 @@ export class PostgresLockProvider extends LockProvider {
       await this.listen();
       this.watching(key, watch, true);
       try {
-        return await this.attempt(key, owner, ttl, null, true);
+        return await this.attempt(key, owner, ttl, fences, null, true);
       } finally {
         this.watching(key, watch, false);
       }
     });
-    if (first.token !== null) return { fencingToken: first.token };
+    if (first.token !== null) return { fencingToken: first.token, fences };
     if (first.ticket === null) return null; // cannot happen: not granted means queued
     if (request.signal?.aborted || this.closed) {
       this.dropTickets([first.ticket]);
       return null;
     }
-    return this.wait(request, first.ticket, watch.notified ? 0 : (first.heldMs ?? first.aheadMs ?? 50));
+    return this.wait(request, fences, first.ticket, watch.notified ? 0 : (first.heldMs ?? first.aheadMs ?? 50));
   }
 
   /** Notes NOTIFYs for `key` that arrive while a queueing statement is in flight (its waiter is not in the local queue yet). */
@@ -491,7 +498,7 @@ export class PostgresLockProvider extends LockProvider {
   // ---------------------------------------------------------------- waiting
 
   /** Joins the local queue with the ticket just taken; `recheckMs`: when to look again unless woken first. */
-  private wait(request: LockAcquireRequest, ticket: string, recheckMs: number): Promise<LockGrant | null> {
+  private wait(request: LockAcquireRequest, fences: number, ticket: string, recheckMs: number): Promise<LockGrant | null> {
     const { key, owner, ttl, signal, waitTimeout } = request;
     return new Promise<LockGrant | null>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -500,6 +507,7 @@ export class PostgresLockProvider extends LockProvider {
         key,
         owner,
         ttl,
+        fences,
         ticket,
         done: false,
         settle: (result) => {
@@ -588,7 +596,7 @@ export class PostgresLockProvider extends LockProvider {
     let next: number | undefined;
     const sent = performance.now(); // the lease starts on the server after this
     try {
-      const r = await this.bounded('acquire', key, () => this.attempt(key, head.owner, head.ttl, head.ticket));
+      const r = await this.bounded('acquire', key, () => this.attempt(key, head.owner, head.ttl, head.fences, head.ticket));
       const leaseStartedAt = r.token === null ? (queue.failedAt ?? sent) : sent;
       queue.failures = 0;
       queue.failedAt = undefined;
@@ -600,7 +608,7 @@ export class PostgresLockProvider extends LockProvider {
           // It gave up while its turn came: hand the lock on.
           void this.track(this.release(key, head.owner).catch(() => undefined));
         } else {
-          head.settle({ fencingToken: token, queued: true, leaseStartedAt });
+          head.settle({ fencingToken: token, fences: head.fences, queued: true, leaseStartedAt });
         }
         // The next one looks again when the new holder's lease would end (if it never releases).
         next = head.ttl;
@@ -748,8 +756,8 @@ export class PostgresLockProvider extends LockProvider {
   // ---------------------------------------------------------------- database access
 
   /** One acquire statement: with `ticket` for a queued waiter; with `enqueue`, a first attempt that takes a ticket if not granted. */
-  private async attempt(key: string, owner: string, ttl: number, ticket: string | null, enqueue = false): Promise<Attempt> {
-    const rows = await this.query(this.sql.acquire, [key, owner, ttl, ticket, enqueue ? this.waiterLease : null]);
+  private async attempt(key: string, owner: string, ttl: number, fences: number, ticket: string | null, enqueue = false): Promise<Attempt> {
+    const rows = await this.query(this.sql.acquire, [key, owner, ttl, ticket, enqueue ? this.waiterLease : null, fences]);
     const row = rows[0] ?? {};
     const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
     return {

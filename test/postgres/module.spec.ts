@@ -74,7 +74,7 @@ describe('LockModule with PostgreSQL', () => {
     try {
       await expect(p.acquire({ key: 'k', owner: 'a', ttl: 1_000, wait: false })).rejects.toThrow(/does not exist/);
       await sql(PostgresLockProvider.schemaSql(own));
-      expect(await p.acquire({ key: 'k', owner: 'a', ttl: 1_000, wait: false })).toEqual({ fencingToken: 1 });
+      expect(await p.acquire({ key: 'k', owner: 'a', ttl: 1_000, wait: false })).toEqual({ fencingToken: 1, fences: 1 });
     } finally {
       await p.close();
       await dropLockTables(own);
