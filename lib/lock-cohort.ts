@@ -52,7 +52,8 @@ export class LockCohort<W extends CohortWaiter> {
   private batchEnd = 0;
   /** Callers of this cohort queued at the store (one, or more after a store failure sent them all there). */
   private atStore = 0;
-  private readonly queue: W[] = [];
+  /** Created by the first waiter: most cohorts are one uncontended caller. */
+  private queue: W[] | undefined;
 
   constructor(
     readonly key: string,
@@ -71,19 +72,19 @@ export class LockCohort<W extends CohortWaiter> {
 
   /** The waiters queued here (for shutdown). */
   get waiting(): readonly W[] {
-    return this.queue;
+    return this.queue ?? [];
   }
 
   /** Queues a waiter behind this process's holder or store waiter. */
   enqueue(waiter: W): void {
-    this.queue.push(waiter);
+    (this.queue ??= []).push(waiter);
   }
 
   /** A waiter left (timeout, abort, shutdown); `false` if it was no longer queued here. */
   remove(waiter: W): boolean {
-    const i = this.queue.indexOf(waiter);
+    const i = this.queue?.indexOf(waiter) ?? -1;
     if (i < 0) return false;
-    this.queue.splice(i, 1);
+    this.queue!.splice(i, 1);
     return true;
   }
 
@@ -108,11 +109,11 @@ export class LockCohort<W extends CohortWaiter> {
    */
   handOver(from: HeldLock, leaseLeftMs: number): boolean {
     if (this.holder !== from) return false;
-    const next = this.queue[0];
+    const next = this.queue?.[0];
     if (next === undefined || next.seq >= this.batchEnd || this.nextFence > this.lastFence) return false;
     const needed = next.renew ? Math.min(MIN_HANDED_LEASE_MS, next.ttl / 2) : next.ttl;
     if (!(leaseLeftMs >= needed)) return false;
-    this.queue.shift();
+    this.queue!.shift();
     this.holder = undefined;
     this.host.handTo(next, from, this.nextFence++, leaseLeftMs, this);
     return true;
@@ -139,7 +140,7 @@ export class LockCohort<W extends CohortWaiter> {
   fromStore(failed: boolean): void {
     this.atStore--;
     if (failed) {
-      for (const waiter of this.queue.splice(0)) {
+      for (const waiter of this.queue?.splice(0) ?? []) {
         this.atStore++;
         this.host.toStore(waiter, this);
       }
@@ -149,7 +150,7 @@ export class LockCohort<W extends CohortWaiter> {
 
   private advance(): void {
     if (this.holder !== undefined || this.atStore > 0) return;
-    const next = this.queue.shift();
+    const next = this.queue?.shift();
     if (next === undefined) {
       this.host.idle(this);
       return;

@@ -365,7 +365,8 @@ export class LockManager {
         wait,
         waitTimeout: o.waitTimeout,
         signal: o.signal,
-        fences: this.cohorts ? FENCE_BLOCK : undefined,
+        // Waiters only: callers of this process queue behind a waiting caller's grant; a try's grant stays its own.
+        fences: wait && this.cohorts ? FENCE_BLOCK : undefined,
       });
     } catch (err) {
       cohort?.fromStore(true);

@@ -74,8 +74,9 @@ local function next_waiter()
     local entry = redis.call('HGET', KEYS[4], owner)
     redis.call('HDEL', KEYS[4], owner)
     if entry then
-      local deadline, ttl, instance, n = string.match(entry, '^(%d+) (%d+) (%S+) (%d+)$')
-      if deadline and tonumber(deadline) > now() then return owner, tonumber(ttl), instance, tonumber(n) end
+      -- (n is missing in entries of versions before fencing-token blocks: one token)
+      local deadline, ttl, instance, n = string.match(entry, '^(%d+) (%d+) (%S+) ?(%d*)$')
+      if deadline and tonumber(deadline) > now() then return owner, tonumber(ttl), instance, tonumber(n) or 1 end
     end
   end
 end
