@@ -206,6 +206,23 @@ test('close() fails the waiters queued in the process with LockError and release
   await locks.provider.close();
 });
 
+test('a queue entry of an older version (no block size) is still handed the lock, with one token', async () => {
+  const provider = new RedisLockProvider({ redis: url });
+  const key = `lock:${unique('old-entry')}`;
+  try {
+    const grant = await provider.acquire({ key, owner: 'holder', ttl: 10_000, wait: false });
+    expect(grant).not.toBeNull();
+    await admin.rpush(`{${key}}:q`, 'old-waiter');
+    await admin.hset(`{${key}}:w`, 'old-waiter', `${Date.now() + 60_000} 5000 0123456789abcdef`);
+    expect(await provider.release(key, 'holder')).toBe(true);
+    expect(await admin.get(`{${key}}`)).toBe('old-waiter');
+    expect(Number(await admin.get(`{${key}}:fence`))).toBe(grant!.fencingToken + 1);
+  } finally {
+    await admin.del(`{${key}}`, `{${key}}:fence`, `{${key}}:q`, `{${key}}:w`);
+    await provider.close();
+  }
+});
+
 describe('Redis paused with waiters queued in the process', () => {
   let server: RedisServer;
   beforeAll(async () => {
