@@ -23,8 +23,12 @@ export interface CohortWaiter {
 
 /** What a cohort needs from the manager. @internal */
 export interface CohortHost<W extends CohortWaiter> {
-  /** Gives `waiter` the lock `from` held: same store owner and lease, the given fencing token. Must call {@link LockCohort.hold}. */
-  handTo(waiter: W, from: HeldLock, fencingToken: number, leaseMs: number, cohort: LockCohort<W>): void;
+  /**
+   * Gives `waiter` the lock `from` held: same store owner and lease, the
+   * given fencing token; calls {@link LockCohort.hold} with the new lock.
+   * `false` when it could not (the waiter was failed): `from` releases at the store.
+   */
+  handTo(waiter: W, from: HeldLock, fencingToken: number, leaseMs: number, cohort: LockCohort<W>): boolean;
   /** Sends `waiter` to queue at the store itself (the cohort counted it already); ends with {@link LockCohort.fromStore}. */
   toStore(waiter: W, cohort: LockCohort<W>): void;
   /** The cohort has no holder, no caller at the store and no waiter: forget it. */
@@ -114,9 +118,7 @@ export class LockCohort<W extends CohortWaiter> {
     const needed = next.renew ? Math.min(MIN_HANDED_LEASE_MS, next.ttl / 2) : next.ttl;
     if (!(leaseLeftMs >= needed)) return false;
     this.queue!.shift();
-    this.holder = undefined;
-    this.host.handTo(next, from, this.nextFence++, leaseLeftMs, this);
-    return true;
+    return this.host.handTo(next, from, this.nextFence++, leaseLeftMs, this);
   }
 
   /** `lock` no longer holds (released at the store, or lost): the next waiter queues at the store. */

@@ -412,7 +412,7 @@ export class LockManager {
   }
 
   /** A local hand-off: `waiter` takes over the store's grant that `from` held, with a reserved fencing token. */
-  private handTo(waiter: LocalWaiter, from: HeldLock, fencingToken: number, leaseMs: number, cohort: LockCohort<LocalWaiter>): void {
+  private handTo(waiter: LocalWaiter, from: HeldLock, fencingToken: number, leaseMs: number, cohort: LockCohort<LocalWaiter>): boolean {
     waiter.done();
     let lock: MaybePromise<HeldLock | null>;
     try {
@@ -424,13 +424,14 @@ export class LockManager {
       });
     } catch (err) {
       waiter.fail(err);
-      return;
+      return false;
     }
     // Not closed (close() empties the local queues first), so the lock is there at once.
     const held = lock as HeldLock;
     held.cohort = cohort;
     cohort.hold(held);
     waiter.settle(held);
+    return true;
   }
 
   /** A local waiter's turn to queue at the store (its process no longer holds the key), with what is left of its wait. */
