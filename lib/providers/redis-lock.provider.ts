@@ -185,6 +185,8 @@ export class RedisLockProvider extends LockProvider {
   /** This provider's id in queue entries: hand-offs to its waiters are announced on `<channel>:<instance>`. */
   private readonly instance = newOwnerToken().slice(0, 16);
   private readonly inbox: string;
+  /** The scripts' last argument: `<waiter lease> <instance> <channel prefix>` (one argument: each costs every call). */
+  private readonly common: string;
   /** The calls in flight, each due at its deadline. */
   private readonly inflight = new TimedList();
   /** How long a waiter's queue entry, and a hand-off it has not renewed yet, lives without a refresh. */
@@ -215,6 +217,7 @@ export class RedisLockProvider extends LockProvider {
     this.channel = channel;
     this.inbox = `${channel}:${this.instance}`;
     this.waiterLease = Math.ceil(waiterLease);
+    this.common = `${this.waiterLease} ${this.instance} ${channel}`;
     if (isClient(redis)) {
       this.client = redis;
       this.ownsClient = false;
@@ -491,7 +494,7 @@ export class RedisLockProvider extends LockProvider {
     map: (reply: ScriptReply) => R,
     onError?: () => void,
   ): Promise<R> {
-    const argv = [...lockKeys(key), ...args, this.channel, this.waiterLease, this.instance];
+    const argv = [...lockKeys(key), ...args, this.common];
     return this.call(
       operation,
       key,

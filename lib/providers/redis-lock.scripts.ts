@@ -10,9 +10,10 @@ import { createHash } from 'node:crypto';
  * - `KEYS[4]` `{<key>}:w`      a hash owner -> "<deadline ms> <ttl ms> <instance> <n>" of each waiter
  *   (n: how many fencing tokens its grant reserves).
  *
- * and, after each script's own arguments, the same last three: the channel
- * prefix, the waiter lease (ms), and the calling provider's instance id (read
- * only on the paths that need them: every argument costs a script run time).
+ * and, after each script's own arguments, the same last one:
+ * `"<waiter lease ms> <instance id of the caller> <channel prefix>"` (one
+ * argument, parsed only on the paths that need it: every argument costs
+ * every call, in the client and in the script run).
  *
  * A waiter whose deadline passed (its process stopped refreshing it) is
  * skipped. A free key goes to the first live waiter: the script sets the lock
@@ -51,7 +52,8 @@ end
 // The queue's helpers, defined after a script's fast path (Lua builds a
 // closure per definition on every run, and the uncontended path needs none).
 const QUEUE = `
-local channel, lease, instance_id = ARGV[#ARGV - 2], tonumber(ARGV[#ARGV - 1]), ARGV[#ARGV]
+local lease, instance_id, channel = string.match(ARGV[#ARGV], '^(%d+) (%S+) (.+)$')
+lease = tonumber(lease)
 
 -- The server clock in ms, read only when a path needs it (queue entries).
 local now_ms
