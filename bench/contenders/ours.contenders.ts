@@ -3,7 +3,8 @@ import type { BenchEnv, Contender, LockClient } from './contender.js';
 
 /**
  * This library: `LockManager.withLock(name, fn, { onHeld: 'wait' })` over a
- * provider, with its defaults (lease renewal on, FIFO wake-up on release).
+ * provider, with its defaults (lease renewal on, FIFO wake-up on release,
+ * local hand-off between callers of one process).
  */
 function ours(id: string, label: string, store: Contender['store'], provider: (env: BenchEnv) => Promise<LockProvider>): Contender {
   return {
@@ -12,7 +13,7 @@ function ours(id: string, label: string, store: Contender['store'], provider: (e
     store,
     kind: 'ours',
     retry: '-',
-    waits: 'FIFO queue, woken on release',
+    waits: 'FIFO queue, woken on release; callers of one process hand over in-process (localHandOff)',
     async create(env) {
       const p = await provider(env);
       const manager = new LockManager({ provider: p, ttl: env.ttl });
