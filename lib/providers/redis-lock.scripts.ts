@@ -31,16 +31,17 @@ export interface LockScript {
 
 // The per-key counter. A grant draws a block of n tokens (INCRBY n; the
 // engine hands the rest to local waiters) and answers the first. A missing
-// counter (never used, a week old, or lost with a restart) starts from the
-// server clock in microseconds, so tokens still grow after Redis lost its
-// data: a counter gains at most 16 per grant, far less than one per
-// microsecond. It is created with a week's expiry (INCRBY keeps it), so the
-// counters of names no longer used go away. `last` is the block's last token.
+// counter (never used, an hour old, or lost with a restart) starts from the
+// server clock in microseconds, so tokens still grow after it is gone: a
+// counter gains at most 16 per grant, far less than one per microsecond, so
+// it stays behind the clock. It is created with an hour's expiry (INCRBY
+// keeps it), so that lock names used once (one per request or per entity)
+// leave no key behind for long. `last` is the block's last token.
 const SEED = `
   if last == n then
     local t = redis.call('TIME')
     last = tonumber(t[1] .. string.sub('00000' .. t[2], -6)) + n - 1
-    redis.call('SET', KEYS[2], string.format('%.0f', last), 'PX', 604800000)
+    redis.call('SET', KEYS[2], string.format('%.0f', last), 'PX', 3600000)
   end`;
 const FENCE = `
 local function fence(n)

@@ -39,6 +39,10 @@ test('keys: {key} and {key}:fence, plus {key}:q and {key}:w only while someone w
   await provider.acquire({ key, owner: 'a', ttl: 10_000, wait: false });
   expect(await redis.get(`{${key}}`)).toBe('a');
   expect(await redis.exists(`{${key}}:fence`)).toBe(1);
+  // The counter goes away on its own (names used once must not pile up); the clock seeds it again.
+  const fenceTtl = await redis.pttl(`{${key}}:fence`);
+  expect(fenceTtl).toBeGreaterThan(3_500_000);
+  expect(fenceTtl).toBeLessThanOrEqual(3_600_000);
   expect(await redis.exists(key)).toBe(0); // the app's own key of that name is never touched
   const waiting = provider.acquire({ key, owner: 'b', ttl: 10_000, wait: true });
   while ((await redis.llen(`{${key}}:q`)) === 0) await sleep(10);
