@@ -206,6 +206,28 @@ test('close() fails the waiters queued in the process with LockError and release
   await locks.provider.close();
 });
 
+test('a waiter that does not renew is never handed a shorter lease than its ttl: it takes the lock from Redis', async () => {
+  const p = manager();
+  const other = manager();
+  const name = unique('no-renew');
+  const x = await other.acquire(name, { ttl: 10_000 });
+  const a = p.acquire(name, { ttl: 10_000 }); // this process's caller at the store
+  while ((await admin.llen(`{lock:${name}}:q`)) < 1) await sleep(10);
+  const b = p.acquire(name, { ttl: 8_000, renew: false }); // behind it in the process, before its grant
+  await sleep(50);
+  await x.release();
+  const ha = await a;
+  await sleep(200);
+  const before = await scriptCalls();
+  await ha.release();
+  const hb = await b;
+  // a's lease (a hand-off's, at most the waiter lease) could not cover b's 8 s: b was granted by Redis, with all of it.
+  expect((await scriptCalls()) - before).toBeGreaterThanOrEqual(2);
+  expect(await admin.pttl(`{lock:${name}}`)).toBeGreaterThan(7_000);
+  expect(hb.fencingToken).toBeGreaterThan(ha.fencingToken);
+  await hb.release();
+});
+
 test('a queue entry of an older version (no block size) is still handed the lock, with one token', async () => {
   const provider = new RedisLockProvider({ redis: url });
   const key = `lock:${unique('old-entry')}`;
