@@ -416,11 +416,13 @@ export class LockManager {
     waiter.done();
     let lock: MaybePromise<HeldLock | null>;
     try {
+      // The store's lease as it is: it ends when `from`'s did (leaseMs was measured a moment earlier).
+      const t = now();
       lock = this.granted(waiter.name, waiter.key, from.owner, waiter.options, waiter.requestedAt, waiter.scope, {
         fencingToken,
         queued: true,
-        leaseStartedAt: now(),
-        leaseMs,
+        leaseStartedAt: t,
+        leaseMs: Math.min(leaseMs, from.leaseEnd - t),
       });
     } catch (err) {
       waiter.fail(err);
