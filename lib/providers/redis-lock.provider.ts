@@ -194,6 +194,8 @@ export class RedisLockProvider extends LockProvider {
   private subscriber: Client | undefined;
   private subscribed: Promise<unknown> | true | undefined;
   private readonly waiters = new Map<string, Waiter>();
+  /** Owners granted after queueing: their release goes straight to the full script (the queue is likely not empty). */
+  private readonly afterWait = new Set<string>();
   private readonly background = new Set<Promise<unknown>>();
   private readonly ready = new WeakMap<Client, Promise<void>>();
   private closed = false;
@@ -255,9 +257,27 @@ export class RedisLockProvider extends LockProvider {
     return this.call('extend', key, (c) => c.evalsha(SCRIPTS.extend.sha, 1, ...args), isOne, (c) => c.eval(SCRIPTS.extend.source, 1, ...args));
   }
 
-  /** {@inheritDoc LockProvider.release} */
+  /**
+   * {@inheritDoc LockProvider.release}
+   * A lock granted without queueing is released by a two-key script; only
+   * when that finds waiters (or the grant came after a wait) does the full
+   * release with hand-off run.
+   */
   release(key: string, owner: string): Promise<boolean> {
-    return this.run('release', key, SCRIPTS.release, [owner], this.released);
+    if (this.afterWait.delete(owner)) return this.run('release', key, SCRIPTS.release, [owner], this.released);
+    const tag = lockTag(key);
+    const args = [tag, `${tag}:q`, owner];
+    return this.call(
+      'release',
+      key,
+      (c) => c.evalsha(SCRIPTS.releaseFree.sha, 2, ...args),
+      (reply) => {
+        const status = Number(reply);
+        // (a promise here is adopted by the call's own)
+        return (status === 2 ? this.run('release', key, SCRIPTS.release, [owner], this.released) : status === 1) as boolean;
+      },
+      (c) => c.eval(SCRIPTS.releaseFree.source, 2, ...args),
+    );
   }
 
   /** {@inheritDoc LockProvider.ping} */
@@ -272,6 +292,7 @@ export class RedisLockProvider extends LockProvider {
     if (this.closed) return;
     this.closed = true;
     for (const waiter of [...this.waiters.values()]) this.giveUp(waiter);
+    this.afterWait.clear();
     await Promise.allSettled([...this.background]);
     const sub = this.subscriber;
     this.subscriber = undefined;
@@ -369,6 +390,7 @@ export class RedisLockProvider extends LockProvider {
         if (waiter.settled) return; // gave up meanwhile: giveUp() leaves the queue or passes the key on
         if (reply[0] === 1) {
           this.settle(waiter);
+          if (queued) this.afterWait.add(waiter.owner);
           const fencingToken = Number(reply[1]);
           waiter.resolve(queued ? { fencingToken, fences: waiter.fences, queued, leaseStartedAt: sent } : { fencingToken, fences: waiter.fences });
         } else {
@@ -399,6 +421,7 @@ export class RedisLockProvider extends LockProvider {
   private granted(waiter: Waiter, fencingToken: number): void {
     if (waiter.settled || waiter.safeStart === undefined) return;
     this.settle(waiter);
+    this.afterWait.add(waiter.owner);
     waiter.resolve({
       fencingToken,
       fences: waiter.fences,

@@ -171,6 +171,19 @@ return with({1}, tail)
 `;
 
 /**
+ * KEYS[1] lock, KEYS[2] queue (two keys: an uncontended release is most
+ * releases, and every key and argument costs every call); ARGV[1]: owner.
+ * Returns 1 (freed), 0 (not the owner), or 2 when waiters are queued: the
+ * caller then runs the full release, which hands the key on.
+ */
+const RELEASE_FREE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
+/**
  * ARGV[1]: owner. A waiter gives up: leaves the queue; if it was granted the
  * key meanwhile, passes it on. Returns `{1}` when it held it, else `{0}`,
  * followed by a hand-off's tail.
@@ -207,6 +220,7 @@ function script(source: string): LockScript {
 export const SCRIPTS = {
   acquire: script(ACQUIRE),
   release: script(RELEASE),
+  releaseFree: script(RELEASE_FREE),
   leave: script(LEAVE),
   extend: script(EXTEND),
 } as const;
