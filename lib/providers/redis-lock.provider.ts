@@ -245,7 +245,8 @@ export class RedisLockProvider extends LockProvider {
     const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
       const map = fences === 1 ? this.toGrant : (reply: ScriptReply) => this.toBlockGrant(reply, fences);
-      return this.attempt(request.key, request.owner, ttl, '0', fences, map);
+      if (fences > 1) return this.attempt(request.key, request.owner, ttl, '0', fences, map);
+      return this.tryOnce(request.key, request.owner, ttl, map);
     }
     const subscribed = this.subscribe(request.key);
     return subscribed === true ? this.wait(request, ttl, fences) : subscribed.then(() => this.wait(request, ttl, fences));
@@ -318,6 +319,28 @@ export class RedisLockProvider extends LockProvider {
       }
       this.check(waiter);
     });
+  }
+
+  /**
+   * A try by the three-key script; when waiters are queued, the full acquire
+   * script (mode 0) decides, so that a free key goes to the head of the queue.
+   */
+  private tryOnce(key: string, owner: string, ttl: number, map: (reply: ScriptReply) => LockGrant | null): Promise<LockGrant | null> {
+    const tag = lockTag(key);
+    const args = [tag, `${tag}:fence`, `${tag}:q`, owner, ttl];
+    return this.call(
+      'acquire',
+      key,
+      (c) => c.evalsha(SCRIPTS.try.sha, 3, ...args),
+      (reply) => {
+        const token = Number(reply);
+        // (a promise here is adopted by the call's own)
+        if (token < 0) return this.attempt(key, owner, ttl, '0', 1, map) as unknown as LockGrant | null;
+        return token > 0 ? { fencingToken: token } : null;
+      },
+      (c) => c.eval(SCRIPTS.try.source, 3, ...args),
+      () => this.cleanUp(key, owner),
+    );
   }
 
   /** One acquire script call; on failure, makes sure the call leaves nothing behind if it still reaches Redis. */

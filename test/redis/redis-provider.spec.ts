@@ -55,6 +55,22 @@ test('keys: {key} and {key}:fence, plus {key}:q and {key}:w only while someone w
   expect(await redis.exists(`{${key}}`)).toBe(0);
 });
 
+test('a try on a free key with waiters queued does not jump the queue: the head gets the key', async () => {
+  const key = unique('try-queue');
+  expect(await provider.acquire({ key, owner: 'a', ttl: 300, wait: false })).not.toBeNull();
+  const waiting = provider.acquire({ key, owner: 'b', ttl: 10_000, wait: true });
+  while ((await redis.llen(`{${key}}:q`)) === 0) await sleep(10);
+  // a's lease runs out with b still queued (b would re-check at the end of it; the try comes first or not, either way)
+  await sleep(320);
+  expect(await provider.acquire({ key, owner: 'c', ttl: 10_000, wait: false })).toBeNull();
+  expect(await waiting).not.toBeNull();
+  expect(await redis.get(`{${key}}`)).toBe('b');
+  await provider.release(key, 'b');
+  const free = await provider.acquire({ key, owner: 'd', ttl: 10_000, wait: false });
+  expect(free).not.toBeNull();
+  await provider.release(key, 'd');
+});
+
 test('scripts still run after SCRIPT FLUSH (EVALSHA falls back to EVAL)', async () => {
   const server = await RedisServer.start();
   const p = new RedisLockProvider({ redis: server.url });
