@@ -254,8 +254,7 @@ export class RedisLockProvider extends LockProvider {
 
   /** {@inheritDoc LockProvider.extend} */
   extend(key: string, owner: string, ttl: number): Promise<boolean> {
-    const args = [lockTag(key), owner, Math.max(1, Math.ceil(ttl))];
-    return this.call('extend', key, (c) => c.evalsha(SCRIPTS.extend.sha, 1, ...args), isOne, (c) => c.eval(SCRIPTS.extend.source, 1, ...args));
+    return this.runSmall('extend', key, SCRIPTS.extend, 1, [lockTag(key), owner, Math.max(1, Math.ceil(ttl))], isOne);
   }
 
   /**
@@ -267,18 +266,11 @@ export class RedisLockProvider extends LockProvider {
   release(key: string, owner: string): Promise<boolean> {
     if (this.afterWait.delete(owner)) return this.run('release', key, SCRIPTS.release, [owner], this.released);
     const tag = lockTag(key);
-    const args = [tag, `${tag}:q`, owner];
-    return this.call(
-      'release',
-      key,
-      (c) => c.evalsha(SCRIPTS.releaseFree.sha, 2, ...args),
-      (reply) => {
-        const status = Number(reply);
-        // (a promise here is adopted by the call's own)
-        return (status === 2 ? this.run('release', key, SCRIPTS.release, [owner], this.released) : status === 1) as boolean;
-      },
-      (c) => c.eval(SCRIPTS.releaseFree.source, 2, ...args),
-    );
+    return this.runSmall('release', key, SCRIPTS.releaseFree, 2, [tag, `${tag}:q`, owner], (reply) => {
+      const status = Number(reply);
+      // (a promise here is adopted by the call's own)
+      return (status === 2 ? this.run('release', key, SCRIPTS.release, [owner], this.released) : status === 1) as boolean;
+    });
   }
 
   /** {@inheritDoc LockProvider.ping} */
@@ -327,20 +319,34 @@ export class RedisLockProvider extends LockProvider {
    */
   private tryOnce(key: string, owner: string, ttl: number, map: (reply: ScriptReply) => LockGrant | null): Promise<LockGrant | null> {
     const tag = lockTag(key);
-    const args = [tag, `${tag}:fence`, `${tag}:q`, owner, ttl];
-    return this.call(
+    const keys = [tag, `${tag}:fence`, `${tag}:q`];
+    return this.runSmall(
       'acquire',
       key,
-      (c) => c.evalsha(SCRIPTS.try.sha, 3, ...args),
+      SCRIPTS.try,
+      3,
+      [...keys, owner, ttl],
       (reply) => {
         const token = Number(reply);
         // (a promise here is adopted by the call's own)
         if (token < 0) return this.attempt(key, owner, ttl, '0', 1, map) as unknown as LockGrant | null;
         return token > 0 ? { fencingToken: token } : null;
       },
-      (c) => c.eval(SCRIPTS.try.source, 3, ...args),
       () => this.cleanUp(key, owner),
     );
+  }
+
+  /** A script with fewer keys than the four of {@link run}: `numKeys` keys first in `args`; EVAL on NOSCRIPT. */
+  private runSmall<R>(
+    operation: string,
+    key: string,
+    script: LockScript,
+    numKeys: number,
+    args: Array<string | number>,
+    map: (reply: unknown) => R,
+    onError?: () => void,
+  ): Promise<R> {
+    return this.call(operation, key, (c) => c.evalsha(script.sha, numKeys, ...args), map, (c) => c.eval(script.source, numKeys, ...args), onError);
   }
 
   /** One acquire script call; on failure, makes sure the call leaves nothing behind if it still reaches Redis. */
