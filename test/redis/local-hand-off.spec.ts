@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { LockAcquireError, LockError, LockManager, LockStoreError, RedisLockProvider, type LockHandle } from '../../lib/index.js';
+import { InMemoryLockProvider, LockAcquireError, LockError, LockManager, LockOptionsError, LockStoreError, RedisLockProvider, type LockHandle } from '../../lib/index.js';
 import { RedisServer, sleep } from './redis-server.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -22,6 +22,12 @@ function manager(options: { localHandOff?: boolean; commandTimeout?: number; red
   return m;
 }
 const unique = (label: string): string => `local:${label}:${randomBytes(5).toString('hex')}`;
+/** Waits for `name`, noting `label` in `order` when granted. */
+const inOrder = (m: LockManager, name: string, label: string, order: string[]): Promise<LockHandle> =>
+  m.acquire(name).then((h) => {
+    order.push(label);
+    return h;
+  });
 
 /** Script calls Redis ran (EVALSHA + EVAL), from INFO commandstats. */
 async function scriptCalls(client: Redis = admin): Promise<number> {
@@ -49,14 +55,9 @@ test('waiters that queued before the grant take the lock in turn with no Redis c
   const name = unique('turns');
   const a = await locks.acquire(name);
   const order: string[] = [];
-  const wait = (label: string) =>
-    locks.acquire(name).then((h) => {
-      order.push(label);
-      return h;
-    });
-  const b = wait('b');
-  const c = wait('c');
-  const d = wait('d');
+  const b = inOrder(locks, name, 'b', order);
+  const c = inOrder(locks, name, 'c', order);
+  const d = inOrder(locks, name, 'd', order);
   await sleep(100);
   const before = await scriptCalls();
   // b, c and d came after a's grant: a gives the lock back to Redis, b queues there (and is granted at once), c and d follow b locally.
@@ -77,6 +78,12 @@ test('waiters that queued before the grant take the lock in turn with no Redis c
   const next = await locks.acquire(name);
   expect(next.fencingToken).toBeGreaterThanOrEqual(hb.fencingToken + 16);
   await next.release();
+});
+
+test('localHandOff must be a boolean', () => {
+  const provider = new InMemoryLockProvider();
+  expect(() => new LockManager({ provider, localHandOff: 'yes' as never })).toThrow(LockOptionsError);
+  expect(() => new LockManager({ provider, localHandOff: 'yes' as never })).toThrow(/localHandOff/);
 });
 
 test('with localHandOff: false every waiter queues in Redis and each release is a Redis call', async () => {
@@ -116,11 +123,7 @@ test('instances take turns: a later waiter of the holder never goes before an ea
   const q = manager();
   const name = unique('turns-between');
   const order: string[] = [];
-  const take = (m: LockManager, label: string) =>
-    m.acquire(name).then((h) => {
-      order.push(label);
-      return h;
-    });
+  const take = (m: LockManager, label: string) => inOrder(m, name, label, order);
   const p1 = await take(p, 'p1');
   const q1 = take(q, 'q1');
   while ((await admin.llen(`{lock:${name}}:q`)) < 1) await sleep(10);
