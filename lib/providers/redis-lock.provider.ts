@@ -89,6 +89,8 @@ class PendingCall extends TimedNode {
 }
 
 const now = (): number => performance.now();
+/** Bound of {@link RedisLockProvider}'s memory of contended keys (past it, it starts over). */
+const MAX_CONTENDED_KEYS = 1_024;
 const noop = (): void => {};
 const isOne = (reply: unknown): boolean => Number(reply) === 1;
 
@@ -147,7 +149,11 @@ function errorDetail(err: unknown): string {
  * - Acquire is one round trip: a Lua script that sets the key to the owner
  *   token with a lease and returns a fencing token from a per-key `INCRBY`
  *   (a block of `request.fences` tokens: the engine hands the lock to other
- *   callers of this process with the rest, see `localHandOff`).
+ *   callers of this process with the rest, see `localHandOff`). A wait
+ *   starts with the small script a try uses (three keys, an integer reply);
+ *   only when that finds the key held does it queue with the full one, and
+ *   the provider then remembers the key as contended, so that its next
+ *   waits queue at once (until one is granted at once again).
  *   Release and extend are owner-checked scripts. Scripts run by `EVALSHA`,
  *   with `EVAL` when the server's script cache was flushed.
  * - Waiters queue in Redis (FIFO across instances). Release grants the key
@@ -196,6 +202,11 @@ export class RedisLockProvider extends LockProvider {
   private readonly waiters = new Map<string, Waiter>();
   /** Owners granted after queueing: their release goes straight to the full script (the queue is likely not empty). */
   private readonly afterWait = new Set<string>();
+  /**
+   * Keys a wait of this provider lately found held or queued: their next wait
+   * queues at once (the full script), instead of trying the small script first.
+   */
+  private readonly contended = new Set<string>();
   private readonly background = new Set<Promise<unknown>>();
   private readonly ready = new WeakMap<Client, Promise<void>>();
   private closed = false;
@@ -248,8 +259,8 @@ export class RedisLockProvider extends LockProvider {
       if (fences > 1) return this.attempt(request.key, request.owner, ttl, '0', fences, map);
       return this.tryOnce(request.key, request.owner, ttl, map);
     }
-    const subscribed = this.subscribe(request.key);
-    return subscribed === true ? this.wait(request, ttl, fences) : subscribed.then(() => this.wait(request, ttl, fences));
+    if (!this.contended.has(request.key)) return this.waitFirst(request, ttl, fences);
+    return this.queue(request, ttl, fences);
   }
 
   /** {@inheritDoc LockProvider.extend} */
@@ -290,6 +301,42 @@ export class RedisLockProvider extends LockProvider {
     const sub = this.subscriber;
     this.subscriber = undefined;
     await Promise.allSettled([sub && this.quit(sub), this.ownsClient ? this.quit(this.client) : undefined]);
+  }
+
+  /**
+   * The first call of a wait for a key not seen contended: the small try
+   * script (most such waits find the key free); when held or queued, the
+   * wait queues with the full script, with what is left of its timeout.
+   */
+  private waitFirst(request: LockAcquireRequest, ttl: number, fences: number): Promise<LockGrant | null> {
+    const { key, owner } = request;
+    const tag = lockTag(key);
+    const started = request.waitTimeout === undefined ? 0 : now();
+    return this.runSmall(
+      'acquire',
+      key,
+      SCRIPTS.try,
+      3,
+      [tag, `${tag}:fence`, `${tag}:q`, owner, ttl, fences],
+      (reply): LockGrant | null => {
+        const token = Number(reply);
+        if (token > 0) return { fencingToken: token, fences };
+        if (this.contended.size >= MAX_CONTENDED_KEYS) this.contended.clear();
+        this.contended.add(key);
+        if (request.signal?.aborted) return null;
+        if (request.waitTimeout === undefined) return this.queue(request, ttl, fences) as unknown as LockGrant | null;
+        const left = request.waitTimeout - (now() - started);
+        // (a promise here is adopted by the call's own)
+        return left > 0 ? (this.queue({ ...request, waitTimeout: left }, ttl, fences) as unknown as LockGrant | null) : null;
+      },
+      () => this.cleanUp(key, owner),
+    );
+  }
+
+  /** Subscribes (once per provider), then queues and waits. */
+  private queue(request: LockAcquireRequest, ttl: number, fences: number): Promise<LockGrant | null> {
+    const subscribed = this.subscribe(request.key);
+    return subscribed === true ? this.wait(request, ttl, fences) : subscribed.then(() => this.wait(request, ttl, fences));
   }
 
   /**
@@ -420,6 +467,7 @@ export class RedisLockProvider extends LockProvider {
         if (reply[0] === 1) {
           this.settle(waiter);
           if (queued) this.afterWait.add(waiter.owner);
+          else this.contended.delete(waiter.key);
           const fencingToken = Number(reply[1]);
           waiter.resolve(queued ? { fencingToken, fences: waiter.fences, queued, leaseStartedAt: sent } : { fencingToken, fences: waiter.fences });
         } else {

@@ -156,18 +156,20 @@ return with({0, redis.call('PTTL', KEYS[1])}, tail)
 `;
 
 /**
- * KEYS[1] lock, KEYS[2] fence counter, KEYS[3] queue; ARGV: owner, ttl. A
- * try (no waiting) with three keys and two arguments (most tries find the
- * key free or held, with nobody queued). Returns the fencing token when
- * granted, 0 when held, -1 when waiters are queued: the caller then runs
- * the full acquire (which hands a free key to the head of the queue).
+ * KEYS[1] lock, KEYS[2] fence counter, KEYS[3] queue; ARGV: owner, ttl and,
+ * optionally, n (fencing tokens to reserve, default 1). A try with three
+ * keys and two or three arguments: a try, and the first call of a wait for a
+ * key this provider has not seen contended (most find the key free, with
+ * nobody queued). Returns the (first) fencing token when granted, 0 when
+ * held, -1 when waiters are queued: the caller then runs the full acquire
+ * (which queues a waiter, and hands a free key to the head of the queue).
  */
 const TRY = `
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
-local n = 1
+local n = tonumber(ARGV[3]) or 1
 local last = redis.call('INCRBY', KEYS[2], n)${SEED}
-return last
+return last - n + 1
 `;
 
 /** ARGV[1]: owner. Owner-checked release, then hand-off: `{1}` or `{0}`, followed by a hand-off's tail. */

@@ -18,6 +18,7 @@ import {
   LockStoreError,
   RedisLockProvider,
 } from '../../lib/index.js';
+import { SCRIPTS } from '../../lib/providers/redis-lock.scripts.js';
 import { RedisServer, freePort, sleep } from './redis-server.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -69,6 +70,90 @@ test('a try on a free key with waiters queued does not jump the queue: the head 
   const free = await provider.acquire({ key, owner: 'd', ttl: 10_000, wait: false });
   expect(free).not.toBeNull();
   await provider.release(key, 'd');
+});
+
+test('a wait on a free key with waiters queued (its lease ran out) does not jump the queue either', async () => {
+  const key = unique('wait-queue');
+  // A provider that has not seen this key contended: its wait starts with the small script.
+  const fresh = new RedisLockProvider({ redis: url });
+  try {
+    expect(await provider.acquire({ key, owner: 'a', ttl: 300, wait: false })).not.toBeNull();
+    const b = provider.acquire({ key, owner: 'b', ttl: 10_000, wait: true });
+    while ((await redis.llen(`{${key}}:q`)) === 0) await sleep(10);
+    await sleep(320);
+    let cGranted = false;
+    const c = fresh.acquire({ key, owner: 'c', ttl: 10_000, wait: true }).then((g) => {
+      cGranted = true;
+      return g;
+    });
+    expect(await b).not.toBeNull();
+    expect(await redis.get(`{${key}}`)).toBe('b');
+    await sleep(100);
+    expect(cGranted).toBe(false);
+    await provider.release(key, 'b');
+    expect(await c).not.toBeNull();
+    expect(await redis.get(`{${key}}`)).toBe('c');
+    await fresh.release(key, 'c');
+  } finally {
+    await fresh.close();
+  }
+});
+
+test('a wait on a free key is one script call; a key a wait found held queues at once the next time', async () => {
+  const server = await RedisServer.start();
+  const admin = new Redis(server.url);
+  const p = new RedisLockProvider({ redis: server.url });
+  const other = new RedisLockProvider({ redis: server.url });
+  /** Script calls Redis ran since the last look (INFO itself is none). */
+  let seen = 0;
+  const calls = async (): Promise<number> => {
+    const info = await admin.info('commandstats');
+    let total = 0;
+    for (const m of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) total += Number(m[2]);
+    const since = total - seen;
+    seen = total;
+    return since;
+  };
+  const wait = (provider: RedisLockProvider, owner: string) => provider.acquire({ key: 'k', owner, ttl: 10_000, wait: true });
+  try {
+    // Loaded up front: a first EVALSHA of each script would fail with NOSCRIPT and count twice.
+    for (const script of Object.values(SCRIPTS)) await admin.script('LOAD', script.source);
+    await calls();
+    expect(await wait(p, 'a')).not.toBeNull();
+    expect(await calls()).toBe(1);
+    await p.release('k', 'a');
+    await calls();
+    // Held by another instance: the small script answers "held", the full one queues.
+    expect(await other.acquire({ key: 'k', owner: 'x', ttl: 10_000, wait: false })).not.toBeNull();
+    await calls();
+    const b = wait(p, 'b');
+    while ((await admin.llen('{k}:q')) === 0) await sleep(10);
+    expect(await calls()).toBe(2);
+    await other.release('k', 'x');
+    expect(await b).not.toBeNull();
+    await p.release('k', 'b');
+    await calls();
+    // The key was contended: the next wait skips the small script (and, granted at once, forgets the contention)...
+    expect(await wait(p, 'c')).not.toBeNull();
+    expect(await calls()).toBe(1);
+    await p.release('k', 'c');
+    await calls();
+    expect(await wait(p, 'd')).not.toBeNull();
+    expect(await calls()).toBe(1);
+    await p.release('k', 'd');
+    // ...and a wait that found the key held still waits out its own timeout, no more.
+    expect(await other.acquire({ key: 'k', owner: 'y', ttl: 10_000, wait: false })).not.toBeNull();
+    const started = Date.now();
+    expect(await p.acquire({ key: 'k', owner: 'e', ttl: 10_000, wait: true, waitTimeout: 300 })).toBeNull();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await admin.llen('{k}:q')).toBe(0);
+  } finally {
+    await p.close();
+    await other.close();
+    await admin.quit();
+    await server.stop();
+  }
 });
 
 test('scripts still run after SCRIPT FLUSH (EVALSHA falls back to EVAL)', async () => {
