@@ -159,6 +159,38 @@ test('a wait on a free key is one script call; a key a wait found held queues at
   }
 });
 
+test('on a client passed in, the app\'s own commands and lock calls of one turn keep their order (writes of a turn leave together)', async () => {
+  const client = new Redis(url);
+  const shared = new RedisLockProvider({ redis: client });
+  const key = unique('order');
+  try {
+    await client.ping();
+    // (a first EVALSHA that fails with NOSCRIPT would go again, after the others)
+    for (const script of Object.values(SCRIPTS)) await client.script('LOAD', script.source);
+    // All issued in one turn of the event loop: they leave in one write, in this order.
+    const set = client.set(`${key}:app`, 'before');
+    const granted = shared.acquire({ key, owner: 'a', ttl: 10_000, wait: true });
+    const lockValue = client.get(`{${key}}`);
+    const appValue = client.get(`${key}:app`);
+    const many = Array.from({ length: 50 }, (_, i) => shared.acquire({ key: `${key}:${i}`, owner: `o${i}`, ttl: 10_000, wait: false }));
+    expect(await set).toBe('OK');
+    expect(await granted).not.toBeNull();
+    expect(await lockValue).toBe('a');
+    expect(await appValue).toBe('before');
+    expect((await Promise.all(many)).every((g) => g !== null)).toBe(true);
+    expect(await shared.release(key, 'a')).toBe(true);
+    for (let i = 0; i < 50; i++) expect(await shared.release(`${key}:${i}`, `o${i}`)).toBe(true);
+    // A lone call is not held back past its turn.
+    const started = performance.now();
+    await shared.extend(`${key}:0`, 'nobody', 1_000);
+    expect(performance.now() - started).toBeLessThan(500);
+  } finally {
+    await shared.close();
+    expect(client.status).toBe('ready'); // left open: it is the app's
+    await client.quit();
+  }
+});
+
 test('scripts still run after SCRIPT FLUSH (EVALSHA falls back to EVAL)', async () => {
   const server = await RedisServer.start();
   const p = new RedisLockProvider({ redis: server.url });
