@@ -261,7 +261,9 @@ export class RedisLockProvider extends LockProvider {
       if (fences > 1) return this.attempt(request.key, request.owner, ttl, '0', fences, map);
       return this.tryOnce(request.key, request.owner, ttl, map);
     }
-    if (!this.contended.has(request.key)) return this.waitFirst(request, ttl, fences);
+    // (a wait shorter than a call's bound queues at once: its timer, not the call, decides when it ends)
+    const short = request.waitTimeout !== undefined && request.waitTimeout < this.commandTimeout;
+    if (!short && !this.contended.has(request.key)) return this.waitFirst(request, ttl, fences);
     return this.queue(request, ttl, fences);
   }
 
@@ -309,6 +311,8 @@ export class RedisLockProvider extends LockProvider {
    * The first call of a wait for a key not seen contended: the small try
    * script (most such waits find the key free); when held or queued, the
    * wait queues with the full script, with what is left of its timeout.
+   * Only for waits of at least `commandTimeout` (or none), so the call
+   * always answers before the wait's deadline.
    */
   private waitFirst(request: LockAcquireRequest, ttl: number, fences: number): Promise<LockGrant | null> {
     const { key, owner } = request;
@@ -322,7 +326,12 @@ export class RedisLockProvider extends LockProvider {
       [tag, `${tag}:fence`, `${tag}:q`, owner, ttl, fences],
       (reply): LockGrant | null => {
         const token = Number(reply);
-        if (token > 0) return { fencingToken: token, fences };
+        if (token > 0) {
+          if (!request.signal?.aborted) return { fencingToken: token, fences };
+          // Aborted while the call was on its way: the caller has gone, so the key goes back.
+          this.track(this.release(key, owner).catch(noop));
+          return null;
+        }
         if (this.contended.size >= MAX_CONTENDED_KEYS) this.contended.clear();
         this.contended.add(key);
         if (request.signal?.aborted) return null;

@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
@@ -102,7 +102,8 @@ test('a wait on a free key with waiters queued (its lease ran out) does not jump
 test('a wait on a free key is one script call; a key a wait found held queues at once the next time', async () => {
   const server = await RedisServer.start();
   const admin = new Redis(server.url);
-  const p = new RedisLockProvider({ redis: server.url });
+  // (commandTimeout under the last wait's timeout: that wait starts with the small script too)
+  const p = new RedisLockProvider({ redis: server.url, commandTimeout: 250 });
   const other = new RedisLockProvider({ redis: server.url });
   /** Script calls Redis ran since the last look (INFO itself is none). */
   let seen = 0;
@@ -189,6 +190,75 @@ test('on a client passed in, the app\'s own commands and lock calls of one turn 
     expect(client.status).toBe('ready'); // left open: it is the app's
     await client.quit();
   }
+});
+
+/** A proxy to the test Redis that holds its replies back by `delay` ms. */
+async function slowRedis(delay: number): Promise<{ url: string; close: () => Promise<void> }> {
+  const target = new URL(url);
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = createConnection(Number(target.port || 6379), target.hostname);
+    sockets.add(client).add(upstream);
+    client.on('data', (d) => upstream.write(d));
+    upstream.on('data', (d) => setTimeout(() => client.writable && client.write(d), delay));
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `redis://127.0.0.1:${(server.address() as { port: number }).port}`,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('a wait whose first call is slow (replies held back 500 ms)', () => {
+  let slow: Awaited<ReturnType<typeof slowRedis>>;
+  let p: RedisLockProvider;
+  beforeAll(async () => {
+    slow = await slowRedis(500);
+    p = new RedisLockProvider({ redis: slow.url });
+    // A wait behind another holder, so that p is subscribed to hand-off notices (its first queueing wait subscribes).
+    const warm = unique('warm');
+    await provider.acquire({ key: warm, owner: 'holder', ttl: 10_000, wait: false });
+    const waiting = p.acquire({ key: warm, owner: 'warm', ttl: 10_000, wait: true });
+    await sleep(2_500);
+    await provider.release(warm, 'holder');
+    expect(await waiting).not.toBeNull();
+    await p.release(warm, 'warm');
+  }, 15_000);
+  afterAll(async () => {
+    await p.close();
+    await slow.close();
+  });
+  /** Until the key is free (the released key of a wait that gave up), at most 3 s. */
+  async function freed(key: string): Promise<number> {
+    const by = Date.now() + 3_000;
+    while ((await redis.exists(`{${key}}`)) === 1 && Date.now() < by) await sleep(20);
+    return redis.exists(`{${key}}`);
+  }
+
+  test('aborted while the call is on the way: resolves null and gives the key back', async () => {
+    const key = unique('abort-first');
+    const ac = new AbortController();
+    const waiting = p.acquire({ key, owner: 'w', ttl: 30_000, wait: true, signal: ac.signal });
+    await sleep(100);
+    ac.abort();
+    expect(await waiting).toBeNull();
+    // The call went through (the key was free); the key is released behind it.
+    expect(await freed(key)).toBe(0);
+  });
+
+  test('a waitTimeout shorter than commandTimeout still ends the wait on time', async () => {
+    const key = unique('short-wait');
+    const started = Date.now();
+    expect(await p.acquire({ key, owner: 'w', ttl: 30_000, wait: true, waitTimeout: 100 })).toBeNull();
+    expect(Date.now() - started).toBeLessThan(450); // not the 500 ms of a call
+    expect(await freed(key)).toBe(0);
+  });
 });
 
 test('scripts still run after SCRIPT FLUSH (EVALSHA falls back to EVAL)', async () => {
