@@ -125,13 +125,18 @@ function statements(n: TableNames) {
      * Every time is the database's clock (clock_timestamp()), never the app's.
      * A grant draws a block of $6 fencing tokens and answers the first (the
      * engine hands the lock to other callers of its process with the rest).
+     * A new row's counter starts from the database clock in microseconds, so
+     * that a row pruned long ago (see `prune`) comes back with greater
+     * tokens: a counter gains at most 16 per grant, far less than one per
+     * microsecond, so it stays behind the clock.
      */
     acquire: `WITH ahead AS (
   SELECT count(*) AS n, min(w.expires_at) AS soonest FROM ${n.waiters} w
   WHERE w.name = $1 AND w.expires_at > clock_timestamp() AND ($4::bigint IS NULL OR w.ticket < $4::bigint)
 ), granted AS (
   INSERT INTO ${n.locks} AS l (name, owner, fencing_token, expires_at)
-  SELECT $1, $2, $6::bigint, clock_timestamp() + $3::float8 ${ms} FROM ahead WHERE ahead.n = 0
+  SELECT $1, $2, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + $6::bigint - 1, clock_timestamp() + $3::float8 ${ms}
+  FROM ahead WHERE ahead.n = 0
   ON CONFLICT (name) DO UPDATE
     SET owner = EXCLUDED.owner, fencing_token = l.fencing_token + $6::bigint, expires_at = EXCLUDED.expires_at
     WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp()
@@ -164,9 +169,10 @@ SELECT CASE WHEN u.shorter THEN pg_notify($4, ':' || $1) END IS NULL AS ok FROM 
     /*
      * Release keeps the row, with owner NULL: the row carries the name's
      * fencing counter, so the next grant's token is still greater than every
-     * earlier one (a deleted row would restart it at 1). The cost is one small
-     * row per lock name ever used. NOTIFY is sent in the same statement, so
-     * waiters (in every process) are woken when the release commits.
+     * earlier one. The cost is one small row per lock name in use; `prune`
+     * deletes rows that ended long ago (their names start again from the
+     * clock). NOTIFY is sent in the same statement, so waiters (in every
+     * process) are woken when the release commits.
      *
      * Payloads are `<ticket>,<ms>:<name>`: the first live ticket in line and
      * the ms left of its queue entry's lease, so that only the process
@@ -188,6 +194,27 @@ SELECT pg_notify($2, coalesce((
   WHERE w.name = x.name AND w.expires_at > clock_timestamp() AND w.ticket <> ALL($1::bigint[]) ORDER BY w.ticket LIMIT 1
 ), '') || ':' || x.name) IS NULL
 FROM (SELECT DISTINCT name FROM d) x`,
+    /*
+     * Deletes a batch of rows whose lease ended more than $1 ms ago (released
+     * or abandoned: nobody holds them, and no live waiter is queued, or it
+     * would have taken them), and the stale queue entries of any name. Only
+     * rows whose counter is behind the clock (in microseconds) by as much:
+     * the row that replaces one then starts above every token it gave, even
+     * if the clock is set back by less than $1 ms. (A counter gains one block
+     * per grant, far slower than the clock; a row whose counter is ahead
+     * stays.)
+     */
+    prune: `WITH gone AS (
+  DELETE FROM ${n.locks} WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM ${n.locks} WHERE expires_at < clock_timestamp() - $1::float8 ${ms}
+      AND fencing_token < (extract(epoch FROM clock_timestamp()) * 1000000)::bigint - ($1::float8 * 1000)::bigint
+    LIMIT $2::int))
+  RETURNING 1
+), stale AS (
+  DELETE FROM ${n.waiters} WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM ${n.waiters} WHERE expires_at < clock_timestamp() - interval '1 minute' LIMIT $2::int))
+)
+SELECT count(*)::int AS n FROM gone`,
     heartbeat: `UPDATE ${n.waiters} SET expires_at = clock_timestamp() + $2::float8 ${ms} WHERE ticket = ANY($1::bigint[])`,
   };
 }
@@ -450,6 +477,44 @@ export class PostgresLockProvider extends LockProvider {
     // Our own waiters need not wait for the NOTIFY round trip.
     if (rows.length > 0) this.wake(key, (rows[0].next as string | null) ?? '');
     return rows.length > 0 && rows[0].live === true;
+  }
+
+  /**
+   * Deletes the rows of locks whose lease ended more than `olderThanMs` ago
+   * (default one hour; at least one minute), in batches of 5 000, and
+   * answers how many. The table keeps one row per lock name ever used (the
+   * row carries the name's fencing counter); with names made per request or
+   * per entity, call this now and then, for example from a scheduled task.
+   * A name whose row was deleted starts again from the database clock in
+   * microseconds, which is ahead of every token the old row gave: only rows
+   * whose counter is behind the clock by `olderThanMs` are deleted, so this
+   * holds unless the database clock is set back by more than that.
+   *
+   * @example
+   * ```ts
+   * constructor(private readonly provider: LockProvider) {}
+   *
+   * @Cron('0 * * * *')
+   * @Locked('lock-housekeeping', { onHeld: 'skip' })
+   * async prune(): Promise<void> {
+   *   if (this.provider instanceof PostgresLockProvider) await this.provider.prune();
+   * }
+   * ```
+   * @throws {LockOptionsError} for an `olderThanMs` under 60 000 or not a finite number.
+   * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout` (per batch).
+   */
+  async prune(olderThanMs: number = 3_600_000): Promise<number> {
+    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 60_000) {
+      throw new LockOptionsError(`PostgresLockProvider.prune: olderThanMs must be a finite number of milliseconds >= 60000, got ${String(olderThanMs)}.`);
+    }
+    const batch = 5_000;
+    let total = 0;
+    for (;;) {
+      const rows = await this.bounded('prune', undefined, () => this.query(this.sql.prune, [olderThanMs, batch]));
+      const n = Number(rows[0]?.n ?? 0);
+      total += n;
+      if (n < batch) return total;
+    }
   }
 
   /**
