@@ -344,10 +344,21 @@ export class RedisLockProvider extends LockProvider {
     );
   }
 
-  /** Subscribes (once per provider), then queues and waits. */
+  /**
+   * Subscribes (once per provider), then queues and waits. Time spent
+   * subscribing counts against the wait's timeout, and an abort meanwhile
+   * ends it.
+   */
   private queue(request: LockAcquireRequest, ttl: number, fences: number): Promise<LockGrant | null> {
     const subscribed = this.subscribe(request.key);
-    return subscribed === true ? this.wait(request, ttl, fences) : subscribed.then(() => this.wait(request, ttl, fences));
+    if (subscribed === true) return this.wait(request, ttl, fences);
+    const started = now();
+    return subscribed.then(() => {
+      if (request.signal?.aborted) return null;
+      if (request.waitTimeout === undefined) return this.wait(request, ttl, fences);
+      const left = request.waitTimeout - (now() - started);
+      return left > 0 ? this.wait({ ...request, waitTimeout: left }, ttl, fences) : null;
+    });
   }
 
   /**

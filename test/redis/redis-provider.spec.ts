@@ -252,6 +252,26 @@ describe('a wait whose first call is slow (replies held back 500 ms)', () => {
     expect(await freed(key)).toBe(0);
   });
 
+  test('the first queueing wait of a provider counts the time it takes to subscribe against its waitTimeout', async () => {
+    const slower = await slowRedis(400);
+    const fresh = new RedisLockProvider({ redis: slower.url, commandTimeout: 4_000 });
+    const key = unique('subscribe-time');
+    try {
+      await fresh.ping();
+      await provider.acquire({ key, owner: 'holder', ttl: 20_000, wait: false });
+      // subscribing takes about 1 s (connect, SUBSCRIBE through the proxy), then the wait queues for the rest of the 2.5 s
+      const started = Date.now();
+      expect(await fresh.acquire({ key, owner: 'w', ttl: 10_000, wait: true, waitTimeout: 2_500 })).toBeNull();
+      const elapsed = Date.now() - started;
+      expect(elapsed).toBeGreaterThanOrEqual(2_400);
+      expect(elapsed).toBeLessThan(3_100); // not 1 s + 2.5 s
+    } finally {
+      await provider.release(key, 'holder');
+      await fresh.close();
+      await slower.close();
+    }
+  }, 15_000);
+
   test('a waitTimeout shorter than commandTimeout still ends the wait on time', async () => {
     const key = unique('short-wait');
     const started = Date.now();
