@@ -1,3 +1,4 @@
+import { LockError } from '../lock.errors.js';
 import { LockProvider, type LockAcquireRequest, type LockGrant, type MaybePromise } from '../lock-provider.interface.js';
 import { sharedTimer, type TimerTarget } from '../lock-timer.js';
 
@@ -114,6 +115,7 @@ export class InMemoryLockProvider extends LockProvider {
    * Test helper: holds `key` as "another instance" would, until the returned
    * function is called (or `ttl` passes). Keys include the module's
    * `keyPrefix` (default `'lock:'`).
+   * @throws {LockError} when `key` is already held.
    *
    * @example
    * ```ts
@@ -125,7 +127,12 @@ export class InMemoryLockProvider extends LockProvider {
   async hold(key: string, ttl = 2 ** 31 - 1): Promise<() => Promise<void>> {
     const owner = `test-hold:${++this.fence}`;
     const grant = await this.acquire({ key, owner, ttl, wait: false });
-    if (!grant) throw new Error(`InMemoryLockProvider.hold("${key}"): the key is already held.`);
+    if (!grant) {
+      throw new LockError(
+        `InMemoryLockProvider.hold("${key}"): the key is already held (by the app, or by an earlier hold() not released yet); ` +
+          'release it first, or call reset() between tests.',
+      );
+    }
     return async () => {
       await this.release(key, owner);
     };

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Controller, Module, Post, UseFilters, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { InMemoryLockProvider, LockExceptionFilter, LockModule, LockProvider, LockService, Locked } from '../../lib/index.js';
+import { InMemoryLockProvider, LockError, LockExceptionFilter, LockModule, LockProvider, LockService, Locked } from '../../lib/index.js';
 
 @Controller('reports')
 @UseFilters(new LockExceptionFilter())
@@ -45,6 +45,14 @@ describe('overrideProvider(LockProvider) in a test module', () => {
     await release();
     const res = await request(app.getHttpServer()).post('/reports').expect(201);
     expect(res.body).toEqual({ runs: 1 });
+  });
+
+  test('hold() on a key already held fails with a LockError that says what to do', async () => {
+    const release = await memory.hold('lock:twice');
+    await expect(memory.hold('lock:twice')).rejects.toThrow(LockError);
+    await expect(memory.hold('lock:twice')).rejects.toThrow(/already held.*reset\(\)/);
+    await release();
+    await (await memory.hold('lock:twice'))();
   });
 
   test('closing the app does not close a provider passed in by the test', async () => {
