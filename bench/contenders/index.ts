@@ -3,7 +3,7 @@ import { asyncMutex } from './async-mutex.contender.js';
 import { rawMemory } from './raw-memory.contender.js';
 import { murlockDefault, murlockTuned } from './murlock.contender.js';
 import { noLockCeiling } from './no-lock.contender.js';
-import { oursMemory, oursPostgres, oursRedis } from './ours.contenders.js';
+import { oursMemory, oursPostgres, oursRedis, oursRedisStrict } from './ours.contenders.js';
 import { rawPostgres } from './raw-postgres.contender.js';
 import { rawRedis } from './raw-redis.contender.js';
 import { redlock4Default, redlock4Tuned } from './redlock4.contender.js';
@@ -13,6 +13,7 @@ export type { Contender, LockClient, BenchEnv } from './contender.js';
 
 export const ALL_CONTENDERS: readonly Contender[] = [
   oursRedis,
+  oursRedisStrict,
   rawRedis,
   redlock4Default,
   redlock4Tuned,
@@ -45,6 +46,7 @@ export const REDIS_CONTENDED: readonly Contender[] = [
   redlock4Tuned,
   sesameTuned,
   murlockTuned,
+  oursRedisStrict,
   noLockCeiling,
 ];
 export const MEMORY: readonly Contender[] = [oursMemory, rawMemory, asyncMutex];

@@ -6,17 +6,25 @@ import type { BenchEnv, Contender, LockClient } from './contender.js';
  * provider, with its defaults (lease renewal on, FIFO wake-up on release,
  * local hand-off between callers of one process).
  */
-function ours(id: string, label: string, store: Contender['store'], provider: (env: BenchEnv) => Promise<LockProvider>): Contender {
+function ours(
+  id: string,
+  label: string,
+  store: Contender['store'],
+  provider: (env: BenchEnv) => Promise<LockProvider>,
+  localHandOff = true,
+): Contender {
   return {
     id,
     label,
     store,
     kind: 'ours',
     retry: '-',
-    waits: 'FIFO queue, woken on release; callers of one process hand over in-process (localHandOff)',
+    waits: localHandOff
+      ? 'FIFO queue, woken on release; callers of one process hand over in-process (localHandOff)'
+      : 'strict FIFO queue across all callers, woken on release (localHandOff: false)',
     async create(env) {
       const p = await provider(env);
-      const manager = new LockManager({ provider: p, ttl: env.ttl });
+      const manager = new LockManager({ provider: p, ttl: env.ttl, localHandOff });
       const options = { onHeld: 'wait' as const };
       const client: LockClient = {
         // No async wrapper of its own: every contender hands back its library's promise as it is.
@@ -36,6 +44,19 @@ function ours(id: string, label: string, store: Contender['store'], provider: (e
 export const oursMemory = ours('ours-memory', 'nest-lock (memory)', 'memory', async () => new InMemoryLockProvider());
 
 export const oursRedis = ours('ours-redis', 'nest-lock (redis)', 'redis', async (env) => new RedisLockProvider({ redis: env.redisUrl }));
+
+/**
+ * The same with `localHandOff: false`: every waiter queues in Redis, in
+ * strict arrival order across processes. A reference row for scenario 3
+ * (what strict FIFO costs, and how long its waits get on the same machine).
+ */
+export const oursRedisStrict = ours(
+  'ours-redis-strict',
+  'nest-lock (redis), localHandOff: false',
+  'redis',
+  async (env) => new RedisLockProvider({ redis: env.redisUrl }),
+  false,
+);
 
 export const oursPostgres = ours(
   'ours-postgres',
