@@ -92,6 +92,14 @@ const now = (): number => performance.now();
 /** Bound of {@link RedisLockProvider}'s memory of contended keys (past it, it starts over). */
 const MAX_CONTENDED_KEYS = 1_024;
 const noop = (): void => {};
+
+/** `request` with what is left of its wait since `started`; `null` when it was aborted or its time is up. */
+function rest(request: LockAcquireRequest, started: number): LockAcquireRequest | null {
+  if (request.signal?.aborted) return null;
+  if (request.waitTimeout === undefined) return request;
+  const left = request.waitTimeout - (now() - started);
+  return left > 0 ? { ...request, waitTimeout: left } : null;
+}
 const isOne = (reply: unknown): boolean => Number(reply) === 1;
 
 /**
@@ -317,7 +325,7 @@ export class RedisLockProvider extends LockProvider {
   private waitFirst(request: LockAcquireRequest, ttl: number, fences: number): Promise<LockGrant | null> {
     const { key, owner } = request;
     const tag = lockTag(key);
-    const started = request.waitTimeout === undefined ? 0 : now();
+    const started = now();
     return this.runSmall(
       'acquire',
       key,
@@ -329,16 +337,14 @@ export class RedisLockProvider extends LockProvider {
         if (token > 0) {
           if (!request.signal?.aborted) return { fencingToken: token, fences };
           // Aborted while the call was on its way: the caller has gone, so the key goes back.
-          this.track(this.release(key, owner).catch(noop));
+          this.cleanUp(key, owner);
           return null;
         }
         if (this.contended.size >= MAX_CONTENDED_KEYS) this.contended.clear();
         this.contended.add(key);
-        if (request.signal?.aborted) return null;
-        if (request.waitTimeout === undefined) return this.queue(request, ttl, fences) as unknown as LockGrant | null;
-        const left = request.waitTimeout - (now() - started);
+        const next = rest(request, started);
         // (a promise here is adopted by the call's own)
-        return left > 0 ? (this.queue({ ...request, waitTimeout: left }, ttl, fences) as unknown as LockGrant | null) : null;
+        return next && (this.queue(next, ttl, fences) as unknown as LockGrant | null);
       },
       () => this.cleanUp(key, owner),
     );
@@ -354,10 +360,8 @@ export class RedisLockProvider extends LockProvider {
     if (subscribed === true) return this.wait(request, ttl, fences);
     const started = now();
     return subscribed.then(() => {
-      if (request.signal?.aborted) return null;
-      if (request.waitTimeout === undefined) return this.wait(request, ttl, fences);
-      const left = request.waitTimeout - (now() - started);
-      return left > 0 ? this.wait({ ...request, waitTimeout: left }, ttl, fences) : null;
+      const next = rest(request, started);
+      return next && this.wait(next, ttl, fences);
     });
   }
 
@@ -388,13 +392,12 @@ export class RedisLockProvider extends LockProvider {
    */
   private tryOnce(key: string, owner: string, ttl: number, map: (reply: ScriptReply) => LockGrant | null): Promise<LockGrant | null> {
     const tag = lockTag(key);
-    const keys = [tag, `${tag}:fence`, `${tag}:q`];
     return this.runSmall(
       'acquire',
       key,
       SCRIPTS.try,
       3,
-      [...keys, owner, ttl],
+      [tag, `${tag}:fence`, `${tag}:q`, owner, ttl],
       (reply) => {
         const token = Number(reply);
         // (a promise here is adopted by the call's own)
