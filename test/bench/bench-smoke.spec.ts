@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { COMPARE_AND_DELETE, rawRedis } from '../../bench/contenders/raw-redis.contender.js';
 import { asyncMutex } from '../../bench/contenders/async-mutex.contender.js';
 import { rawMemory } from '../../bench/contenders/raw-memory.contender.js';
-import { oursMemory } from '../../bench/contenders/ours.contenders.js';
+import { oursMemory, oursRedis, oursRedisStrict } from '../../bench/contenders/ours.contenders.js';
 import type { BenchEnv, LockClient } from '../../bench/contenders/contender.js';
 import { addRatios, buildRow } from '../../bench/support/results.js';
 import { median, quantile, spread } from '../../bench/support/stats.js';
@@ -70,6 +70,44 @@ describe('raw Redis baseline (SET NX PX + compare-and-delete)', () => {
     expect(await redis.get(key)).toBe('other-owner');
     expect(await redis.eval(COMPARE_AND_DELETE, 1, key, 'other-owner')).toBe(1);
     expect(await redis.exists(key)).toBe(0);
+  });
+});
+
+describe('nest-lock Redis contenders', () => {
+  let redis: Redis;
+  beforeAll(() => {
+    redis = new Redis(redisUrl);
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  // With local hand-off the 3 wait in the process behind its holder; with localHandOff: false each queues in Redis.
+  test.each([
+    [oursRedis.id, oursRedis, 0],
+    [oursRedisStrict.id, oursRedisStrict, 3],
+  ])('%s: with one caller holding, the other 3 callers of the process queue in Redis as its mode says', async (_id, contender, queued) => {
+    const client = await contender.create(env);
+    const name = `${prefix}:${contender.id}`;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    try {
+      const holder = client.withLock(name, () => held);
+      await new Promise((r) => setTimeout(r, 50));
+      const waiters = Array.from({ length: 3 }, () => client.withLock(name, async () => {}));
+      let length = 0;
+      for (let i = 0; i < 100 && length < queued; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        length = await redis.llen(`{lock:${name}}:q`);
+      }
+      await new Promise((r) => setTimeout(r, 100)); // and no more than that
+      expect(await redis.llen(`{lock:${name}}:q`)).toBe(queued);
+      release();
+      await Promise.all([holder, ...waiters]);
+    } finally {
+      release();
+      await client.close();
+    }
   });
 });
 
