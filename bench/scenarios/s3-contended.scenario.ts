@@ -73,6 +73,8 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
         const commands = after - before - 1; // the second INFO counts itself
         const firstError = done.find((d) => d.firstError)?.firstError;
         const waits = done.flatMap((d) => d.waits);
+        const between = done.flatMap((d) => d.between);
+        const maxBetween = Math.max(...done.map((d) => d.maxBetween));
         const switches = done.reduce((n, d) => n + d.switches, 0);
         const busiest = Math.max(...done.flatMap((d) => d.perCaller));
         if (sections === 0) throw new Error(`no section completed${firstError ? `: ${firstError}` : ''}`);
@@ -87,6 +89,10 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
           waitVsFifo: maxWaitMs / fifoWaitMs,
           p50WaitMs: quantile(waits, 0.5),
           p99WaitMs: quantile(waits, 0.99),
+          /** The most sections of other callers that ran while one caller waited (strict FIFO: callers − 1). */
+          maxSectionsWaited: maxBetween,
+          p99SectionsWaited: quantile(between, 0.99),
+          sectionsWaitedVsFifo: maxBetween / (callers - 1),
           ...(c.store === 'redis' ? perSection(statsBefore, statsAfter, sections) : {}),
           exact: counter === sections ? 1 : 0,
           /** Share of sections whose previous section was another caller's: near 1 for a fair lock, low when one caller barges back in. */

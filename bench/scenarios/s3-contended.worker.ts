@@ -20,7 +20,20 @@ export type ParentMessage =
 
 export type WorkerMessage =
   | { type: 'ready' }
-  | { type: 'done'; sections: number; switches: number; perCaller: number[]; errors: number; maxWaitMs: number; waits: number[]; elapsedMs: number; firstError?: string }
+  | {
+      type: 'done';
+      sections: number;
+      switches: number;
+      perCaller: number[];
+      errors: number;
+      maxWaitMs: number;
+      waits: number[];
+      /** Per wait after a caller's first: sections of other callers that ran between its previous section and this one (strict FIFO: callers − 1). */
+      between: number[];
+      maxBetween: number;
+      elapsedMs: number;
+      firstError?: string;
+    }
   | { type: 'closed' };
 
 /** Wait samples sent back per worker and run, at most. */
@@ -52,9 +65,21 @@ async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>
   // The counter holds "<count> <last caller>": the same GET + SET also tell whether the lock changed hands.
   let switches = 0;
   const perCaller = new Array<number>(callers).fill(0);
-  const section = async (caller: string): Promise<void> => {
+  // The count each caller last read: the counter numbers the sections of all processes, so the
+  // difference tells how many sections of others ran while the caller waited (its place in the order).
+  const lastCount = new Array<number>(callers).fill(-1);
+  const between: number[] = [];
+  let maxBetween = 0;
+  const section = async (caller: string, index: number): Promise<void> => {
     const [count = '0', last] = (await redis.get(counterKey))?.split(' ') ?? [];
     if (last !== caller) switches++;
+    const n = Number(count);
+    if (lastCount[index]! >= 0) {
+      const others = n - lastCount[index]! - 1;
+      maxBetween = Math.max(maxBetween, others);
+      if (between.length < MAX_WAIT_SAMPLES) between.push(others);
+    }
+    lastCount[index] = n;
     await redis.set(counterKey, `${Number(count) + 1} ${caller}`);
   };
   const started = now();
@@ -73,7 +98,7 @@ async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>
               const waited = now() - requested;
               maxWaitMs = Math.max(maxWaitMs, waited);
               if (waits.length < MAX_WAIT_SAMPLES) waits.push(waited);
-              await section(caller);
+              await section(caller, index);
             });
             sections++;
             perCaller[index]!++;
@@ -95,7 +120,7 @@ async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>
       }
     }),
   );
-  return { type: 'done', sections, switches, perCaller, errors, maxWaitMs, waits, elapsedMs: now() - started, firstError };
+  return { type: 'done', sections, switches, perCaller, errors, maxWaitMs, waits, between, maxBetween, elapsedMs: now() - started, firstError };
 }
 
 async function close(): Promise<WorkerMessage> {

