@@ -686,7 +686,8 @@ export class RedisLockProvider extends LockProvider {
       let work: Promise<T>;
       try {
         if (client.status === 'ready') {
-          if (client !== this.corked) this.cork(client);
+          // A lone call leaves at once; corking pays off from the second call in flight on.
+          if (client !== this.corked && this.inflight.size > 1) this.cork(client);
           work = send(client);
         } else {
           work = this.connected(client).then(() => {
@@ -710,8 +711,10 @@ export class RedisLockProvider extends LockProvider {
    * requests that arrived together, leave in one write and reach Redis in
    * one read: a system call on each side is most of what a call costs.
    * Replies are not held back, and one caller's call waits at most for the
-   * callbacks already due in this turn. A standalone client only: a Cluster
-   * writes to one socket per node.
+   * callbacks already due in this turn. Only while another call is in
+   * flight: a lone caller's call is written at once (the setImmediate and the
+   * buffered write would cost it more than they save). A standalone client
+   * only: a Cluster writes to one socket per node.
    */
   private cork(client: Client): void {
     const stream = (client as { stream?: { cork?: () => void; uncork?: () => void } }).stream;

@@ -192,6 +192,34 @@ test('on a client passed in, the app\'s own commands and lock calls of one turn 
   }
 });
 
+test('a lone call is written at once; while another call is in flight, the calls of one turn are held back to leave together', async () => {
+  const client = new Redis(url);
+  const shared = new RedisLockProvider({ redis: client });
+  const key = unique('cork');
+  try {
+    await client.ping();
+    const stream = (client as unknown as { stream: { writableCorked: number } }).stream;
+    const lone = shared.acquire({ key, owner: 'a', ttl: 10_000, wait: false });
+    expect(stream.writableCorked).toBe(0);
+    expect(await lone).not.toBeNull();
+    const first = shared.release(key, 'a');
+    expect(stream.writableCorked).toBe(0);
+    const second = shared.acquire({ key: `${key}:2`, owner: 'b', ttl: 10_000, wait: false });
+    const third = shared.acquire({ key: `${key}:3`, owner: 'c', ttl: 10_000, wait: false });
+    expect(stream.writableCorked).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stream.writableCorked).toBe(0);
+    expect(await first).toBe(true);
+    expect(await second).not.toBeNull();
+    expect(await third).not.toBeNull();
+    expect(await shared.release(`${key}:2`, 'b')).toBe(true);
+    expect(await shared.release(`${key}:3`, 'c')).toBe(true);
+  } finally {
+    await shared.close();
+    await client.quit();
+  }
+});
+
 /** A proxy to the test Redis that holds its replies back by `delay` ms. */
 async function slowRedis(delay: number): Promise<{ url: string; close: () => Promise<void> }> {
   const target = new URL(url);
