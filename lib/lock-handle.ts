@@ -82,7 +82,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   /** Local time at which the store's lease ends unless extended (measured from before the call that set it). @internal */
   leaseEnd: number;
   /** The callers of this process for the same key, when the store reserves fencing tokens for local hand-offs. @internal */
-  cohort: Pick<LockCohort<CohortWaiter>, 'handOver' | 'left'> | undefined;
+  cohort: Pick<LockCohort<CohortWaiter>, 'handOver' | 'left' | 'waiting'> | undefined;
   private renewing = false;
   /** Renewal stopped short of a full `ttl` because of `maxHold`. */
   private capped = false;
@@ -164,20 +164,27 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     const remainingMin = this.settings.holdAtLeast === undefined ? 0 : this.settings.holdAtLeast - heldMs;
     // A waiter of this process queued before the store granted the key: it takes over, with no store call.
     if (cohort && wasHeld && remainingMin < 1 && cohort.handOver(this, this.leaseEnd - t)) return this.released(true, heldMs);
-    let done: MaybePromise<boolean>;
-    try {
-      done =
-        wasHeld && remainingMin >= 1
-          ? // holdAtLeast: keep the key until the minimum has passed, so a late replica cannot run again.
-            this.ctx.provider.extend(this.key, this.owner, Math.ceil(remainingMin))
-          : // Owner-checked, so harmless after a loss; frees the key sooner if the store still has it.
-            this.ctx.provider.release(this.key, this.owner);
-    } catch (err) {
+    const provider = this.ctx.provider;
+    let done: MaybePromise<boolean> = false;
+    let failure: { error: unknown } | undefined;
+    const send = (): void => {
+      try {
+        done =
+          wasHeld && remainingMin >= 1
+            ? // holdAtLeast: keep the key until the minimum has passed, so a late replica cannot run again.
+              provider.extend(this.key, this.owner, Math.ceil(remainingMin))
+            : // Owner-checked, so harmless after a loss; frees the key sooner if the store still has it.
+              provider.release(this.key, this.owner);
+      } catch (err) {
+        failure = { error: err };
+      }
+      // After the release was sent: the next waiter of this process queues at the store behind it.
       cohort?.left(this);
-      return this.releaseFailed(err);
-    }
-    // After the release was sent: the next waiter of this process queues at the store behind it.
-    cohort?.left(this);
+    };
+    // With a waiter of this process about to queue, both calls may leave together (see LockProvider.coalesce).
+    if (cohort !== undefined && cohort.waiting.length > 0 && provider.coalesce !== undefined) provider.coalesce(send);
+    else send();
+    if (failure) return this.releaseFailed(failure.error);
     if (isThenable(done)) {
       return done.then(
         () => this.released(wasHeld, heldMs),

@@ -131,6 +131,17 @@ export abstract class LockProvider {
   abstract release(key: string, owner: string): MaybePromise<boolean>;
 
   /**
+   * Optional. Runs `send` at once and returns what it returns; the store
+   * calls that `send` makes may leave for the store together (one network
+   * write). The engine wraps a release in it when the next waiter of this
+   * process queues for the same key right after, so that both calls reach
+   * the store at once and no other process's call comes between them (which
+   * would let that process's next waiter overtake this one's). A store
+   * without it sends each call on its own, in the same order.
+   */
+  coalesce?<T>(send: () => T): T;
+
+  /**
    * Round trip to the store, in ms. Used by health checks.
    * @throws {LockStoreError} when the store does not answer.
    */

@@ -102,6 +102,13 @@ function rest(request: LockAcquireRequest, started: number): LockAcquireRequest 
 }
 const isOne = (reply: unknown): boolean => Number(reply) === 1;
 
+/** The socket of a standalone client, whose writes can be held back and sent together; `undefined` for a Cluster. */
+function corkable(client: Client): { cork(): void; uncork(): void } | undefined {
+  const stream = (client as { stream?: { cork?: () => void; uncork?: () => void } }).stream;
+  if (isCluster(client) || stream === undefined || typeof stream.cork !== 'function' || typeof stream.uncork !== 'function') return undefined;
+  return stream as { cork(): void; uncork(): void };
+}
+
 /**
  * ioredis, loaded on first use: importing this library (which re-exports this
  * class) does not need the optional `ioredis` peer unless Redis is used.
@@ -294,6 +301,25 @@ export class RedisLockProvider extends LockProvider {
       // (a promise here is adopted by the call's own)
       return (status === 2 ? this.run('release', key, SCRIPTS.release, [owner], this.released) : status === 1) as boolean;
     });
+  }
+
+  /**
+   * {@inheritDoc LockProvider.coalesce}
+   * The calls leave in one socket write (a standalone client; a Cluster
+   * client sends them as it would anyway).
+   */
+  coalesce<T>(send: () => T): T {
+    const client = this.client;
+    const stream = client === this.corked || client.status !== 'ready' ? undefined : corkable(client);
+    if (!stream) return send();
+    stream.cork();
+    this.corked = client;
+    try {
+      return send();
+    } finally {
+      this.corked = undefined;
+      stream.uncork();
+    }
   }
 
   /** {@inheritDoc LockProvider.ping} */
@@ -686,7 +712,7 @@ export class RedisLockProvider extends LockProvider {
       let work: Promise<T>;
       try {
         if (client.status === 'ready') {
-          // A lone call leaves at once; corking pays off from the second call in flight on.
+          // A lone call leaves at once; holding writes back pays off from the second call in flight on.
           if (client !== this.corked && this.inflight.size > 1) this.cork(client);
           work = send(client);
         } else {
@@ -710,20 +736,18 @@ export class RedisLockProvider extends LockProvider {
    * that the calls of many callers, woken by one batch of replies or by
    * requests that arrived together, leave in one write and reach Redis in
    * one read: a system call on each side is most of what a call costs.
-   * Replies are not held back, and one caller's call waits at most for the
-   * callbacks already due in this turn. Only while another call is in
-   * flight: a lone caller's call is written at once (the setImmediate and the
-   * buffered write would cost it more than they save). A standalone client
-   * only: a Cluster writes to one socket per node.
+   * Replies are not held back. Only while another call is in flight: a lone
+   * call is written at once (holding it back would cost it more than it
+   * saves).
    */
   private cork(client: Client): void {
-    const stream = (client as { stream?: { cork?: () => void; uncork?: () => void } }).stream;
-    if (isCluster(client) || stream === undefined || typeof stream.cork !== 'function' || typeof stream.uncork !== 'function') return;
+    const stream = corkable(client);
+    if (!stream) return;
     stream.cork();
     this.corked = client;
     setImmediate(() => {
       this.corked = undefined;
-      stream.uncork!();
+      stream.uncork();
     });
   }
 

@@ -11,7 +11,7 @@ const PROCESSES = 4;
 const SECTIONS = 600; // per process
 const CONCURRENCY = 2; // callers per process, so waiters queue both locally and across processes
 
-test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, tokens increase in entry order, processes take turns`, async () => {
+test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, tokens increase in entry order, processes take turns in FIFO order`, async () => {
   const run = randomBytes(6).toString('hex');
   const counterKey = `mp-counter:${run}`;
   const redis = new Redis(url);
@@ -24,8 +24,8 @@ test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, 
     for (const c of children) c.stdin!.write('go\n');
     const results = await Promise.all(lines.map((l) => l.next('result ', 60_000)));
     const records = results
-      .flatMap((r, proc) => (JSON.parse(r) as Array<[number, string, string]>).map((rec) => ({ rec, proc })))
-      .map(({ rec: [token, enter, exit], proc }) => ({ token, enter: BigInt(enter), exit: BigInt(exit), proc }))
+      .flatMap((r, proc) => (JSON.parse(r) as Array<[number, string, string, number]>).map((rec) => ({ rec, proc })))
+      .map(({ rec: [token, enter, exit, caller], proc }) => ({ token, enter: BigInt(enter), exit: BigInt(exit), proc, caller: `${proc}.${caller}` }))
       .sort((a, b) => (a.enter < b.enter ? -1 : a.enter > b.enter ? 1 : 0));
 
     expect(records).toHaveLength(PROCESSES * SECTIONS);
@@ -56,6 +56,19 @@ test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, 
     }
     expect(local).toBeGreaterThan(0);
     expect(longestRun).toBeLessThanOrEqual(2 * CONCURRENCY);
+
+    // FIFO order across processes: between two sections of one caller run the sections of every other
+    // caller once, no more (a process whose release and next queueing call reached Redis apart could be
+    // overtaken by another process's next batch).
+    const callers = PROCESSES * CONCURRENCY;
+    const lastSeen = new Map<string, number>();
+    let mostBetween = 0;
+    for (let i = first; i < records.length && records[i].enter < allActiveUntil; i++) {
+      const before = lastSeen.get(records[i].caller);
+      if (before !== undefined) mostBetween = Math.max(mostBetween, i - before - 1);
+      lastSeen.set(records[i].caller, i);
+    }
+    expect(mostBetween).toBe(callers - 1);
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
     await redis.del(counterKey);

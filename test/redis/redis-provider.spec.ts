@@ -220,6 +220,39 @@ test('a lone call is written at once; while another call is in flight, the calls
   }
 });
 
+test('coalesce(): the calls made inside leave in one write when it returns, and answer as usual', async () => {
+  const client = new Redis(url);
+  const shared = new RedisLockProvider({ redis: client });
+  const key = unique('coalesce');
+  try {
+    await client.ping();
+    const stream = (client as unknown as { stream: { writableCorked: number } }).stream;
+    expect(await shared.acquire({ key, owner: 'a', ttl: 10_000, wait: false })).not.toBeNull();
+    let corkedInside = -1;
+    const [released, next] = shared.coalesce(() => {
+      const r = shared.release(key, 'a');
+      const n = shared.acquire({ key, owner: 'b', ttl: 10_000, wait: true });
+      corkedInside = stream.writableCorked;
+      return [r, n] as const;
+    });
+    expect(corkedInside).toBe(1);
+    expect(stream.writableCorked).toBe(0);
+    expect(await released).toBe(true);
+    expect(await next).not.toBeNull();
+    expect(await client.get(`{${key}}`)).toBe('b');
+    expect(shared.coalesce(() => 42)).toBe(42);
+    const boom = (): never => {
+      throw new Error('boom');
+    };
+    expect(() => shared.coalesce(boom)).toThrow('boom');
+    expect(stream.writableCorked).toBe(0);
+    expect(await shared.release(key, 'b')).toBe(true);
+  } finally {
+    await shared.close();
+    await client.quit();
+  }
+});
+
 /** A proxy to the test Redis that holds its replies back by `delay` ms. */
 async function slowRedis(delay: number): Promise<{ url: string; close: () => Promise<void> }> {
   const target = new URL(url);
