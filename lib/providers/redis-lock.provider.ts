@@ -91,6 +91,8 @@ class PendingCall extends TimedNode {
 const now = (): number => performance.now();
 /** Bound of {@link RedisLockProvider}'s memory of contended keys (past it, it starts over). */
 const MAX_CONTENDED_KEYS = 1_024;
+/** Calls held back by {@link RedisLockProvider}'s cork after which they leave, without waiting for the end of the turn. */
+const CORK_FLUSH_CALLS = 16;
 const noop = (): void => {};
 
 /** `request` with what is left of its wait since `started`; `null` when it was aborted or its time is up. */
@@ -224,6 +226,11 @@ export class RedisLockProvider extends LockProvider {
   private readonly contended = new Set<string>();
   /** The client whose socket writes wait for the end of this event-loop turn (see {@link cork}). */
   private corked: Client | undefined;
+  /** The socket of {@link corked}, and how many calls it holds back. */
+  private corkedStream: { cork(): void; uncork(): void } | undefined;
+  private corkedCalls = 0;
+  /** Inside {@link coalesce}: its calls stay together. */
+  private coalescing = false;
   private readonly background = new Set<Promise<unknown>>();
   private readonly ready = new WeakMap<Client, Promise<void>>();
   private closed = false;
@@ -310,15 +317,22 @@ export class RedisLockProvider extends LockProvider {
    */
   coalesce<T>(send: () => T): T {
     const client = this.client;
-    const stream = client === this.corked || client.status !== 'ready' ? undefined : corkable(client);
-    if (!stream) return send();
-    stream.cork();
-    this.corked = client;
+    if (this.coalescing || client.status !== 'ready') return send();
+    // Held back already (calls in flight): the turn's writes leave together; only no flush in between.
+    const stream = client === this.corked ? undefined : corkable(client);
+    if (stream) {
+      stream.cork();
+      this.corked = client;
+    }
+    this.coalescing = true;
     try {
       return send();
     } finally {
-      this.corked = undefined;
-      stream.uncork();
+      this.coalescing = false;
+      if (stream) {
+        this.corked = undefined;
+        stream.uncork();
+      }
     }
   }
 
@@ -713,8 +727,10 @@ export class RedisLockProvider extends LockProvider {
       try {
         if (client.status === 'ready') {
           // A lone call leaves at once; holding writes back pays off from the second call in flight on.
-          if (client !== this.corked && this.inflight.size > 1) this.cork(client);
+          const held = client === this.corked;
+          if (!held && this.inflight.size > 1) this.cork(client);
           work = send(client);
+          if (held && ++this.corkedCalls >= CORK_FLUSH_CALLS && !this.coalescing) this.flush();
         } else {
           work = this.connected(client).then(() => {
             // Waiting for the connection counts against the timeout; a call that timed out is never sent.
@@ -734,21 +750,32 @@ export class RedisLockProvider extends LockProvider {
    * Holds back the socket writes of `client` until the end of this turn of
    * the event loop (setImmediate: after the I/O callbacks of this turn), so
    * that the calls of many callers, woken by one batch of replies or by
-   * requests that arrived together, leave in one write and reach Redis in
-   * one read: a system call on each side is most of what a call costs.
-   * Replies are not held back. Only while another call is in flight: a lone
-   * call is written at once (holding it back would cost it more than it
-   * saves).
+   * requests that arrived together, reach Redis in a few writes and reads: a
+   * system call on each side is most of what a call costs. Every
+   * {@link CORK_FLUSH_CALLS} calls the held writes leave, so Redis works on
+   * them while this process prepares the next (one write at the end of the
+   * turn would leave each side idle while the other works). Replies are not
+   * held back. Only while another call is in flight: a lone call is written
+   * at once (holding it back would cost it more than it saves).
    */
   private cork(client: Client): void {
     const stream = corkable(client);
     if (!stream) return;
     stream.cork();
     this.corked = client;
+    this.corkedStream = stream;
+    this.corkedCalls = 1;
     setImmediate(() => {
-      this.corked = undefined;
+      this.corked = this.corkedStream = undefined;
       stream.uncork();
     });
+  }
+
+  /** Sends what {@link cork} held back so far; later calls of the turn are held back again. */
+  private flush(): void {
+    this.corkedCalls = 0;
+    this.corkedStream?.uncork();
+    this.corkedStream?.cork();
   }
 
   /** Resolves when `client` is ready; rejects at once when it was closed for good. */

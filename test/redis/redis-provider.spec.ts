@@ -214,6 +214,20 @@ test('a lone call is written at once; while another call is in flight, the calls
     expect(await third).not.toBeNull();
     expect(await shared.release(`${key}:2`, 'b')).toBe(true);
     expect(await shared.release(`${key}:3`, 'c')).toBe(true);
+
+    // Many calls in one turn: the held writes leave every 16 calls, not only at the end of the turn.
+    const buffered = stream as unknown as { writableLength: number };
+    const tries: Array<Promise<unknown>> = [];
+    const lengths: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      tries.push(shared.acquire({ key: `${key}:many:${i}`, owner: 'm', ttl: 10_000, wait: false }));
+      lengths.push(buffered.writableLength);
+    }
+    expect(lengths[0]).toBe(0); // the first call of the burst is written at once
+    expect(lengths[14]).toBeGreaterThan(lengths[1]!); // held back and growing
+    expect(lengths[16]).toBeLessThan(lengths[14]!); // 16 calls held back: they left
+    expect(lengths[39]).toBeLessThan(lengths[30]!);
+    expect(await Promise.all(tries)).toHaveLength(40);
   } finally {
     await shared.close();
     await client.quit();
