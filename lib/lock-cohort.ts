@@ -74,6 +74,11 @@ export class LockCohort<W extends CohortWaiter> {
     return this.holder !== undefined && this.holder.held;
   }
 
+  /** Whether a waiter is queued here. */
+  get queued(): boolean {
+    return this.queue !== undefined && this.queue.length > 0;
+  }
+
   /** The waiters queued here (for shutdown). */
   get waiting(): readonly W[] {
     return this.queue ?? [];

@@ -82,7 +82,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   /** Local time at which the store's lease ends unless extended (measured from before the call that set it). @internal */
   leaseEnd: number;
   /** The callers of this process for the same key, when the store reserves fencing tokens for local hand-offs. @internal */
-  cohort: Pick<LockCohort<CohortWaiter>, 'handOver' | 'left' | 'waiting'> | undefined;
+  cohort: Pick<LockCohort<CohortWaiter>, 'handOver' | 'left' | 'queued'> | undefined;
   private renewing = false;
   /** Renewal stopped short of a full `ttl` because of `maxHold`. */
   private capped = false;
@@ -182,7 +182,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
       cohort?.left(this);
     };
     // With a waiter of this process about to queue, both calls may leave together (see LockProvider.coalesce).
-    if (cohort !== undefined && cohort.waiting.length > 0 && provider.coalesce !== undefined) provider.coalesce(send);
+    if (cohort !== undefined && cohort.queued && provider.coalesce !== undefined) provider.coalesce(send);
     else send();
     if (failure) return this.releaseFailed(failure.error);
     if (isThenable(done)) {
