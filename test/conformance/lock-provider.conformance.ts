@@ -210,6 +210,31 @@ export function describeLockProviderConformance(label: string, create: () => Pro
       expect(maxInside).toBe(1);
     });
 
+    test('a release and another owner\'s wait sent at once (through coalesce where the store has it) act in that order', async () => {
+      const a = token();
+      const b = token();
+      expect(await p.acquire({ key, owner: a, ttl: 10_000, wait: false })).not.toBeNull();
+      const together = <T>(send: () => T): T => (p.coalesce ? p.coalesce(send) : send());
+      let ranInside = false;
+      const [released, granted] = together(() => {
+        ranInside = true;
+        return [p.release(key, a), p.acquire({ key, owner: b, ttl: 10_000, wait: true, waitTimeout: 5_000 })] as const;
+      });
+      expect(ranInside).toBe(true); // at once, not later
+      expect(await released).toBe(true);
+      expect(await granted).not.toBeNull();
+      expect(await p.extend(key, b, 10_000)).toBe(true);
+      expect(await p.release(key, b)).toBe(true);
+      if (p.coalesce) {
+        expect(p.coalesce(() => 7)).toBe(7);
+        expect(() =>
+          p.coalesce!(() => {
+            throw new Error('from send');
+          }),
+        ).toThrow('from send');
+      }
+    });
+
     test('ping answers with a round-trip time', async () => {
       const ms = await p.ping();
       expect(typeof ms).toBe('number');
