@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
+import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import { InMemoryLockProvider, LockModule, LockStoreError, Locked, type LockEvent } from '../../lib/index.js';
 
@@ -73,6 +74,39 @@ describe('onEvent sees every lock operation, with names and durations', () => {
     await expect(work.fast()).rejects.toBeInstanceOf(LockStoreError);
     const storeError = events.find((e) => e.type === 'store-error');
     expect(storeError).toMatchObject({ name: 'ev:fast', operation: 'acquire' });
+    await ref.close();
+  });
+});
+
+@Injectable()
+class LockMetrics {
+  readonly seen: LockEvent[] = [];
+
+  @OnEvent('lock.*')
+  record(event: LockEvent) {
+    this.seen.push(event);
+  }
+}
+
+describe('onEvent bridged to @nestjs/event-emitter (the README recipe)', () => {
+  test('listeners of lock.<type> receive the events, with the lock name', async () => {
+    const ref = await Test.createTestingModule({
+      imports: [
+        EventEmitterModule.forRoot({ wildcard: true }),
+        LockModule.forRootAsync({
+          inject: [EventEmitter2],
+          useFactory: (events: EventEmitter2) => ({ onEvent: (e: LockEvent) => events.emit(`lock.${e.type}`, e) }),
+        }),
+      ],
+      providers: [Work, LockMetrics],
+    }).compile();
+    await ref.init();
+    await ref.get(Work).fast();
+    const metrics = ref.get(LockMetrics);
+    expect(metrics.seen.map((e) => [e.type, e.name])).toEqual([
+      ['acquired', 'ev:fast'],
+      ['released', 'ev:fast'],
+    ]);
     await ref.close();
   });
 });
