@@ -165,26 +165,27 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     // A waiter of this process queued before the store granted the key: it takes over, with no store call.
     if (cohort && wasHeld && remainingMin < 1 && cohort.handOver(this, this.leaseEnd - t)) return this.released(true, heldMs);
     const provider = this.ctx.provider;
-    let done: MaybePromise<boolean> = false;
-    let failure: { error: unknown } | undefined;
-    const send = (): void => {
-      try {
-        done =
-          wasHeld && remainingMin >= 1
-            ? // holdAtLeast: keep the key until the minimum has passed, so a late replica cannot run again.
-              provider.extend(this.key, this.owner, Math.ceil(remainingMin))
-            : // Owner-checked, so harmless after a loss; frees the key sooner if the store still has it.
-              provider.release(this.key, this.owner);
-      } catch (err) {
-        failure = { error: err };
-      }
-      // After the release was sent: the next waiter of this process queues at the store behind it.
-      cohort?.left(this);
-    };
     // With a waiter of this process about to queue, both calls may leave together (see LockProvider.coalesce).
-    if (cohort !== undefined && cohort.queued && provider.coalesce !== undefined) provider.coalesce(send);
-    else send();
-    if (failure) return this.releaseFailed(failure.error);
+    if (cohort?.queued && provider.coalesce !== undefined) return provider.coalesce(() => this.sendRelease(wasHeld, heldMs, remainingMin));
+    return this.sendRelease(wasHeld, heldMs, remainingMin);
+  }
+
+  /** The store call of {@link exit}, then the next waiter of this process queues behind it. */
+  private sendRelease(wasHeld: boolean, heldMs: number, remainingMin: number): MaybePromise<boolean> {
+    let done: MaybePromise<boolean>;
+    try {
+      done =
+        wasHeld && remainingMin >= 1
+          ? // holdAtLeast: keep the key until the minimum has passed, so a late replica cannot run again.
+            this.ctx.provider.extend(this.key, this.owner, Math.ceil(remainingMin))
+          : // Owner-checked, so harmless after a loss; frees the key sooner if the store still has it.
+            this.ctx.provider.release(this.key, this.owner);
+    } catch (err) {
+      this.cohort?.left(this);
+      return this.releaseFailed(err);
+    }
+    // After the release was sent: the next waiter of this process queues at the store behind it.
+    this.cohort?.left(this);
     if (isThenable(done)) {
       return done.then(
         () => this.released(wasHeld, heldMs),

@@ -8,7 +8,7 @@
  */
 import { Redis } from 'ioredis';
 import { contenderById, type BenchEnv, type LockClient } from '../contenders/index.js';
-import { now } from '../support/stats.js';
+import { now, SectionOrder } from '../support/stats.js';
 import { MAX_CYCLES_PER_CALLER } from '../support/loops.js';
 import { serveParent } from '../support/child.js';
 
@@ -65,21 +65,12 @@ async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>
   // The counter holds "<count> <last caller>": the same GET + SET also tell whether the lock changed hands.
   let switches = 0;
   const perCaller = new Array<number>(callers).fill(0);
-  // The count each caller last read: the counter numbers the sections of all processes, so the
-  // difference tells how many sections of others ran while the caller waited (its place in the order).
-  const lastCount = new Array<number>(callers).fill(-1);
-  const between: number[] = [];
-  let maxBetween = 0;
+  // The counter numbers the sections of all processes: how many of others' ran while a caller waited.
+  const order = new SectionOrder(callers, MAX_WAIT_SAMPLES);
   const section = async (caller: string, index: number): Promise<void> => {
     const [count = '0', last] = (await redis.get(counterKey))?.split(' ') ?? [];
     if (last !== caller) switches++;
-    const n = Number(count);
-    if (lastCount[index]! >= 0) {
-      const others = n - lastCount[index]! - 1;
-      maxBetween = Math.max(maxBetween, others);
-      if (between.length < MAX_WAIT_SAMPLES) between.push(others);
-    }
-    lastCount[index] = n;
+    order.entered(index, Number(count));
     await redis.set(counterKey, `${Number(count) + 1} ${caller}`);
   };
   const started = now();
@@ -120,7 +111,7 @@ async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>
       }
     }),
   );
-  return { type: 'done', sections, switches, perCaller, errors, maxWaitMs, waits, between, maxBetween, elapsedMs: now() - started, firstError };
+  return { type: 'done', sections, switches, perCaller, errors, maxWaitMs, waits, between: order.between, maxBetween: order.max, elapsedMs: now() - started, firstError };
 }
 
 async function close(): Promise<WorkerMessage> {

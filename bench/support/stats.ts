@@ -42,3 +42,33 @@ export class Latencies {
     return quantile(this.samples, q);
   }
 }
+
+/**
+ * A caller's place in a shared order of sections: told the global number of
+ * each section a caller enters (scenario 3's counter), it counts the sections
+ * of other callers that ran since that caller's previous one. Under strict
+ * FIFO order with `callers` looping callers, every count after a caller's
+ * first is `callers - 1`.
+ */
+export class SectionOrder {
+  private readonly last: number[];
+  /** Counts, one per section after each caller's first (up to `maxSamples`). */
+  readonly between: number[] = [];
+  max = 0;
+
+  constructor(
+    callers: number,
+    private readonly maxSamples = Infinity,
+  ) {
+    this.last = new Array<number>(callers).fill(-1);
+  }
+
+  entered(caller: number, section: number): void {
+    const previous = this.last[caller]!;
+    this.last[caller] = section;
+    if (previous < 0) return;
+    const others = section - previous - 1;
+    if (others > this.max) this.max = others;
+    if (this.between.length < this.maxSamples) this.between.push(others);
+  }
+}

@@ -224,9 +224,9 @@ export class RedisLockProvider extends LockProvider {
    * queues at once (the full script), instead of trying the small script first.
    */
   private readonly contended = new Set<string>();
-  /** The client whose socket writes wait for the end of this event-loop turn (see {@link cork}). */
+  /** The client whose socket writes are held back: to the end of this event-loop turn ({@link cork}), or of a {@link coalesce}. */
   private corked: Client | undefined;
-  /** The socket of {@link corked}, and how many calls it holds back. */
+  /** The socket {@link cork} holds back, and how many calls it holds. */
   private corkedStream: { cork(): void; uncork(): void } | undefined;
   private corkedCalls = 0;
   /** Inside {@link coalesce}: its calls stay together. */

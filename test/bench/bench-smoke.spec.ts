@@ -12,7 +12,7 @@ import { rawMemory } from '../../bench/contenders/raw-memory.contender.js';
 import { oursMemory, oursRedis, oursRedisStrict } from '../../bench/contenders/ours.contenders.js';
 import type { BenchEnv, LockClient } from '../../bench/contenders/contender.js';
 import { addRatios, buildRow } from '../../bench/support/results.js';
-import { median, quantile, spread } from '../../bench/support/stats.js';
+import { median, quantile, SectionOrder, spread } from '../../bench/support/stats.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const env: BenchEnv = { redisUrl, pgUrl: 'postgres://unused', ttl: 10_000 };
@@ -135,6 +135,16 @@ describe.each([oursMemory, asyncMutex, rawMemory])('in-memory contender $id', (c
 });
 
 describe('table arithmetic', () => {
+  test('sections waited: strict FIFO order counts callers - 1 for every caller; an overtaken caller counts more', () => {
+    const fifo = new SectionOrder(3);
+    for (let n = 0; n < 12; n++) fifo.entered(n % 3, n);
+    expect(fifo.between).toEqual(new Array(9).fill(2));
+    expect(fifo.max).toBe(2);
+    const barging = new SectionOrder(3);
+    [0, 1, 2, 0, 1, 0, 1, 0, 1, 2].forEach((caller, n) => barging.entered(caller, n));
+    expect(barging.max).toBe(6); // caller 2: sections 2 and 9
+  });
+
   test('median, quantile and spread', () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(quantile([0, 10], 0.99)).toBeCloseTo(9.9);
