@@ -13,8 +13,15 @@ const swc = {
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', swc] },
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleFileExtensions: ['ts', 'cts', 'js', 'mjs', 'cjs', 'json', 'node'],
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', swc],
+    // .cts files are CommonJS, as Node runs their compiled .cjs.
+    '^.+\\.cts$': ['@swc/jest', { ...swc, module: { type: 'commonjs' } }],
+  },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^(\\.{1,2}/.*)\\.cjs$': '$1.cts' },
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
+  // The example apps under test/apps run their own specs with their own runners.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/apps/'],
   testTimeout: 30000,
 };

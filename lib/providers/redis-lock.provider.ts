@@ -1,10 +1,10 @@
-import { createRequire } from 'node:module';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockOptionsError, LockStoreError } from '../lock.errors.js';
 import { LockProvider, type LockAcquireRequest, type LockGrant } from '../lock-provider.interface.js';
 import { TimedList, TimedNode } from '../lock-timer.js';
 import { newOwnerToken } from '../owner-token.js';
 import { SCRIPTS, lockKeys, lockTag, type LockScript } from './redis-lock.scripts.js';
+import { requirePeer } from '../require-peer.cjs';
 
 /**
  * What to connect to: a `redis://` / `rediss://` URL, ioredis options, or an
@@ -119,7 +119,7 @@ let ioredis: typeof import('ioredis') | undefined;
 function loadIoredis(): typeof import('ioredis') {
   if (!ioredis) {
     try {
-      ioredis = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+      ioredis = requirePeer<typeof import('ioredis')>('ioredis');
     } catch (err) {
       throw new LockOptionsError("RedisLockProvider needs the 'ioredis' package (an optional peer dependency): npm install ioredis", {
         cause: err,

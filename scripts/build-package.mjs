@@ -1,0 +1,42 @@
+/**
+ * Builds what the package ships: the library compiled once, as CommonJS
+ * (dist/cjs), and for each entry point a thin ES module (dist/esm) that
+ * re-exports the CommonJS build's names. `import` and `require` then load the
+ * same module, so a process has one copy of every class (DI tokens such as
+ * LockProvider stay the same token, whichever way an app loads the package).
+ * The names are read from the built CommonJS module, so a new export needs no
+ * edit here.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+/** Entry points of the "exports" map, relative to lib/ and to each build folder. */
+const ENTRIES = ['index', 'health/index'];
+
+rmSync(join(root, 'dist/cjs'), { recursive: true, force: true });
+rmSync(join(root, 'dist/esm'), { recursive: true, force: true });
+execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.cjs.json')], {
+  cwd: root,
+  stdio: 'inherit',
+});
+writeFileSync(join(root, 'dist/cjs/package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
+
+const require = createRequire(import.meta.url);
+for (const entry of ENTRIES) {
+  const names = Object.keys(require(join(root, 'dist/cjs', `${entry}.js`))).filter((n) => n !== '__esModule').sort();
+  const up = '../'.repeat(entry.split('/').length);
+  const target = `${up}cjs/${entry}.js`;
+  const file = join(root, 'dist/esm', entry);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(
+    `${file}.mjs`,
+    `// The ES module entry: the CommonJS build's exports, so import and require share one copy.\n` +
+      `import cjs from '${target}';\n\n` +
+      `export const {\n${names.map((n) => `  ${n},\n`).join('')}} = cjs;\n`,
+  );
+  writeFileSync(`${file}.d.mts`, `export * from '${target}';\n`);
+}
