@@ -8,7 +8,7 @@ export {
   type LockExceptionFilterOptions,
   type LockErrorBody,
 } from './lock-exception.filter.js';
-export { LockProvider, type LockAcquireRequest, type LockGrant, type MaybePromise } from './lock-provider.interface.js';
+export { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from './lock-provider.interface.js';
 export { InMemoryLockProvider } from './providers/in-memory-lock.provider.js';
 export { RedisLockProvider, DEFAULT_COMMAND_TIMEOUT, type RedisLockProviderOptions, type RedisConnection } from './providers/redis-lock.provider.js';
 export {
@@ -24,6 +24,16 @@ export { LockManager, DEFAULT_TTL, DEFAULT_KEY_PREFIX, type LockManagerOptions }
 export type { LockHandle } from './lock-handle.js';
 export { currentLock } from './lock.context.js';
 export type { LockCallOptions, LockModuleOptions, OnHeld } from './lock-options.interface.js';
-export type { LockEvent, LockEventType } from './lock-events.interface.js';
+export type { LockEvent, LockEventType, LeadershipEndReason } from './lock-events.interface.js';
 export type { LockLogger } from './lock-logger.interface.js';
 export { LockError, LockAcquireError, LockStoreError, LockLostError, LockReentryError, LockOptionsError } from './lock.errors.js';
+export { LeaderElection, defaultInstanceId, type LeaderElectionOptions } from './leader/leader-election.js';
+export type { Campaign } from './leader/leader-campaign.js';
+export type { Leadership } from './leader/leadership.js';
+export {
+  DEFAULT_LEADER_TTL,
+  DEFAULT_LEADER_RETRY_DELAY,
+  type LeaderOptions,
+  type CampaignOptions,
+  type LeaderInfo,
+} from './leader/leader-options.interface.js';

@@ -27,7 +27,17 @@ export type LockEvent =
   /** The lease was renewed. */
   | { type: 'extended'; name: string; fencingToken: number; ttl: number }
   /** The store failed during `operation`. */
-  | { type: 'store-error'; name: string; operation: string; error: Error };
+  | { type: 'store-error'; name: string; operation: string; error: Error }
+  /** This instance became the leader of `name` (see `@Leader`); `name` is the leader name. */
+  | { type: 'elected'; name: string; fencingToken: number; instanceId: string }
+  /**
+   * This instance stopped leading `name`: `reason` says why (`'returned'`,
+   * `'threw'`, `'resigned'`, `'lost'`, `'stopped'`).
+   */
+  | { type: 'resigned'; name: string; fencingToken: number; heldMs: number; reason: LeadershipEndReason };
+
+/** Why an instance stopped leading (see the `resigned` {@link LockEvent}). */
+export type LeadershipEndReason = 'returned' | 'threw' | 'resigned' | 'lost' | 'stopped';
 
 /** The `type` of a {@link LockEvent}. */
 export type LockEventType = LockEvent['type'];

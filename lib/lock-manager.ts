@@ -8,7 +8,7 @@ import type { LockCallOptions, LockModuleOptions, OnHeld } from './lock-options.
 import { assertCallOptions, assertLockName, assertModuleOptions } from './lock-options.validation.js';
 import { isThenable, type LockGrant, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
 import { TimedList } from './lock-timer.js';
-import { newOwnerToken } from './owner-token.js';
+import { newOwnerToken, ownerTokenFor } from './owner-token.js';
 
 /** Default lease, in ms. */
 export const DEFAULT_TTL = 30_000;
@@ -32,6 +32,8 @@ export interface ResolvedCallOptions {
   reentrant: boolean;
   failOpen: boolean;
   signal?: AbortSignal;
+  /** Name this instance in the owner token, so that the store's `holder()` can tell who holds the lock (leader election). */
+  instanceId?: string;
 }
 
 export type { LockEntry } from './lock.context.js';
@@ -247,6 +249,17 @@ export class LockManager {
     await this.releaseAll();
   }
 
+  /**
+   * Waits, without bound until `signal` aborts, for the lock under an owner
+   * token that names `instanceId` (readable through the store's `holder()`).
+   * Resolves `null` when aborted. Leader election campaigns with it. @internal
+   */
+  async acquireAs(name: string, instanceId: string, options: LockCallOptions & { signal: AbortSignal }): Promise<HeldLock | null> {
+    assertLockName(name, 'acquireAs()');
+    const resolved: ResolvedCallOptions = { ...this.resolve(options), onHeld: 'wait', waitTimeout: undefined, instanceId };
+    return this.take(name, this.keyPrefix + name, resolved, true, undefined, asIs);
+  }
+
   /** `true` once `close()` was called. */
   protected get closing(): boolean {
     return this.closed;
@@ -355,7 +368,7 @@ export class LockManager {
     cohort: LockCohort<LocalWaiter> | undefined,
     requestedAt: number,
   ): MaybePromise<R> {
-    const owner = newOwnerToken();
+    const owner = o.instanceId === undefined ? newOwnerToken() : ownerTokenFor(o.instanceId);
     let grant: MaybePromise<LockGrant | null>;
     try {
       grant = this.provider.acquire({
@@ -509,8 +522,8 @@ export class LockManager {
     return error;
   }
 
-  /** Hands an event to `onEvent`; never throws. */
-  protected emit(event: LockEvent): void {
+  /** Hands an event to `onEvent`; never throws. @internal */
+  emit(event: LockEvent): void {
     if (!this.onEvent) return;
     try {
       this.onEvent(event);

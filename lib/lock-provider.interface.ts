@@ -1,3 +1,5 @@
+import { instanceIdOf } from './owner-token.js';
+
 /**
  * What a {@link LockProvider} is asked to do when a lock is acquired.
  * Keys arrive with the module's `keyPrefix` already applied.
@@ -59,12 +61,33 @@ export interface LockGrant {
 }
 
 /**
+ * Who holds a key now, as a store tells it ({@link LockProvider.holder}).
+ */
+export interface LockHolder {
+  /** The owner token of the grant that holds the key. */
+  readonly owner: string;
+  /**
+   * The instance (process) that holds it, when its owner token names one:
+   * leader election does (see `instanceId` in the module options); a plain
+   * lock's token names none, to keep it short.
+   */
+  readonly instanceId: string | undefined;
+  /** What is left of the holder's lease, in ms, on the store's clock. */
+  readonly remainingMs: number;
+}
+
+/**
  * A value, or a promise of it. Stores in the process's own memory answer
  * `acquire`, `extend` and `release` synchronously, which saves every lock
  * call a few promise turns; stores behind a network return promises. Callers
  * may always `await` the result.
  */
 export type MaybePromise<T> = T | Promise<T>;
+
+/** A {@link LockHolder} for the owner token a store found holding a key. */
+export function lockHolder(owner: string, remainingMs: number): LockHolder {
+  return { owner, instanceId: instanceIdOf(owner), remainingMs: Math.max(0, remainingMs) };
+}
 
 /** Whether `value` is a promise (or another thenable) rather than a plain answer. @internal */
 export function isThenable<T>(value: MaybePromise<T>): value is Promise<T> {
@@ -140,6 +163,15 @@ export abstract class LockProvider {
    * without it sends each call on its own, in the same order.
    */
   coalesce?<T>(send: () => T): T;
+
+  /**
+   * Optional. Who holds `key` now (a lease that has not ended), or `null`
+   * when it is free. A read only: nothing on the lock path calls it (leader
+   * election asks it for the current leader, inspection tools may too). All
+   * built-in stores have it; build the answer with `lockHolder(owner, ms)`.
+   * @throws {LockStoreError} when the store cannot be reached or fails.
+   */
+  holder?(key: string): Promise<LockHolder | null>;
 
   /**
    * Round trip to the store, in ms. Used by health checks.

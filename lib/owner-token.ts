@@ -17,3 +17,27 @@ export function newOwnerToken(): string {
   offset += 32;
   return token;
 }
+
+/** Between the random part of an owner token and the instance id it names. */
+const INSTANCE_MARK = '@';
+
+/**
+ * An owner token that names the instance taking the lock:
+ * `<32 hex>@<instance id, URI-encoded>` (no spaces, so stores can put it in
+ * messages). Stores keep owner tokens as they are, so
+ * {@link LockProvider.holder} can tell which instance holds a key. Only
+ * callers that ask for it (leader election) pay for the longer token. @internal
+ */
+export function ownerTokenFor(instanceId: string): string {
+  return newOwnerToken() + INSTANCE_MARK + encodeURIComponent(instanceId);
+}
+
+/** The instance id an owner token names (see {@link ownerTokenFor}), or `undefined` for a plain token. @internal */
+export function instanceIdOf(owner: string): string | undefined {
+  if (owner.length <= 33 || owner[32] !== INSTANCE_MARK) return undefined;
+  try {
+    return decodeURIComponent(owner.slice(33));
+  } catch {
+    return undefined;
+  }
+}

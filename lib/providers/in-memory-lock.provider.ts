@@ -1,5 +1,6 @@
 import { LockError } from '../lock.errors.js';
-import { LockProvider, type LockAcquireRequest, type LockGrant, type MaybePromise } from '../lock-provider.interface.js';
+import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from '../lock-provider.interface.js';
+import { ownerTokenFor } from '../owner-token.js';
 import { sharedTimer, type TimerTarget } from '../lock-timer.js';
 
 interface Waiter {
@@ -96,6 +97,14 @@ export class InMemoryLockProvider extends LockProvider {
     return wasLive;
   }
 
+  /** {@inheritDoc LockProvider.holder} */
+  async holder(key: string): Promise<LockHolder | null> {
+    const entry = this.entries.get(key);
+    const t = now();
+    if (!entry || entry.owner === undefined || entry.expiresAt <= t) return null;
+    return lockHolder(entry.owner, entry.expiresAt - t);
+  }
+
   async ping(): Promise<number> {
     return 0;
   }
@@ -114,7 +123,9 @@ export class InMemoryLockProvider extends LockProvider {
   /**
    * Test helper: holds `key` as "another instance" would, until the returned
    * function is called (or `ttl` passes). Keys include the module's
-   * `keyPrefix` (default `'lock:'`).
+   * `keyPrefix` (default `'lock:'`). With `instanceId`, the hold names that
+   * instance as the holder: `hold('lock:leader:relay', { instanceId: 'replica-2' })`
+   * makes "another replica" the leader of `relay` (see `@Leader`).
    * @throws {LockError} when `key` is already held.
    *
    * @example
@@ -124,8 +135,9 @@ export class InMemoryLockProvider extends LockProvider {
    * await release();
    * ```
    */
-  async hold(key: string, ttl = 2 ** 31 - 1): Promise<() => Promise<void>> {
-    const owner = `test-hold:${++this.fence}`;
+  async hold(key: string, options: number | { ttl?: number; instanceId?: string } = {}): Promise<() => Promise<void>> {
+    const { ttl = 2 ** 31 - 1, instanceId } = typeof options === 'number' ? { ttl: options } : options;
+    const owner = instanceId === undefined ? `test-hold:${++this.fence}` : ownerTokenFor(instanceId);
     const grant = await this.acquire({ key, owner, ttl, wait: false });
     if (!grant) {
       throw new LockError(

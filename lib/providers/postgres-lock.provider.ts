@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Client, ClientConfig, Pool, PoolConfig, QueryResultRow } from 'pg';
 import { LockOptionsError, LockStoreError } from '../lock.errors.js';
-import { LockProvider, type LockAcquireRequest, type LockGrant } from '../lock-provider.interface.js';
+import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../lock-provider.interface.js';
 
 /**
  * How {@link PostgresLockProvider} reaches PostgreSQL: a `pg.Pool` the app
@@ -215,6 +215,9 @@ FROM (SELECT DISTINCT name FROM d) x`,
     SELECT ctid FROM ${n.waiters} WHERE expires_at < clock_timestamp() - interval '1 minute' LIMIT $2::int))
 )
 SELECT count(*)::int AS n FROM gone`,
+    /* Who holds the lock now (a live lease), for `holder()`. */
+    holder: `SELECT owner, extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS ms FROM ${n.locks}
+WHERE name = $1 AND owner IS NOT NULL AND expires_at > clock_timestamp()`,
     heartbeat: `UPDATE ${n.waiters} SET expires_at = clock_timestamp() + $2::float8 ${ms} WHERE ticket = ANY($1::bigint[])`,
   };
 }
@@ -521,6 +524,15 @@ export class PostgresLockProvider extends LockProvider {
    * `SELECT 1` round trip, in ms.
    * @throws {LockStoreError} when PostgreSQL does not answer within `commandTimeout`.
    */
+  /**
+   * {@inheritDoc LockProvider.holder}
+   * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
+   */
+  async holder(key: string): Promise<LockHolder | null> {
+    const rows = await this.bounded('holder', key, () => this.query(this.sql.holder, [key]));
+    return rows.length === 0 ? null : lockHolder(String(rows[0].owner), Number(rows[0].ms));
+  }
+
   async ping(): Promise<number> {
     const started = performance.now();
     await this.bounded('ping', undefined, () => this.query('SELECT 1'));

@@ -1,6 +1,6 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockOptionsError, LockStoreError } from '../lock.errors.js';
-import { LockProvider, type LockAcquireRequest, type LockGrant } from '../lock-provider.interface.js';
+import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../lock-provider.interface.js';
 import { TimedList, TimedNode } from '../lock-timer.js';
 import { newOwnerToken } from '../owner-token.js';
 import { SCRIPTS, lockKeys, lockTag, type LockScript } from './redis-lock.scripts.js';
@@ -334,6 +334,14 @@ export class RedisLockProvider extends LockProvider {
         stream.uncork();
       }
     }
+  }
+
+  /** {@inheritDoc LockProvider.holder} One small script (GET and PTTL of the lock key). */
+  holder(key: string): Promise<LockHolder | null> {
+    return this.runSmall('holder', key, SCRIPTS.holder, 1, [lockTag(key)], (reply) => {
+      if (!Array.isArray(reply)) return null;
+      return lockHolder(String(reply[0]), Number(reply[1]));
+    });
   }
 
   /** {@inheritDoc LockProvider.ping} */

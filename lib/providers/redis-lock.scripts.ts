@@ -229,6 +229,13 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `;
 
+/** KEYS[1] lock. Who holds it: `{owner, pttl}`, or nil when free. Used by `holder()` only. */
+const HOLDER = `
+local owner = redis.call('GET', KEYS[1])
+if not owner then return nil end
+return {owner, redis.call('PTTL', KEYS[1])}
+`;
+
 function script(source: string): LockScript {
   return { source, sha: createHash('sha1').update(source).digest('hex') };
 }
@@ -241,6 +248,7 @@ export const SCRIPTS = {
   releaseFree: script(RELEASE_FREE),
   leave: script(LEAVE),
   extend: script(EXTEND),
+  holder: script(HOLDER),
 } as const;
 
 /** The lock's own key: the store key as a hash tag. @internal */

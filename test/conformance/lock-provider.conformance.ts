@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { LockProvider } from '../../lib/index.js';
+import { ownerTokenFor } from '../../lib/owner-token.js';
 
 export interface ConformanceTarget {
   provider: LockProvider;
@@ -233,6 +234,45 @@ export function describeLockProviderConformance(label: string, create: () => Pro
           }),
         ).toThrow('from send');
       }
+    });
+
+    describe('holder(): who holds a key', () => {
+      const holderOf = (k: string) => {
+        if (typeof p.holder !== 'function') throw new Error(`${label} has no holder(); every built-in store must have it`);
+        return p.holder(k);
+      };
+
+      test('null for a free key; the owner, its instance id and the lease left for a held one; null again after release', async () => {
+        expect(await holderOf(key)).toBeNull();
+        const owner = ownerTokenFor('host-a:4242 (blue/green)');
+        await take(key, owner, 5_000);
+        const h = await holderOf(key);
+        expect(h).toEqual({ owner, instanceId: 'host-a:4242 (blue/green)', remainingMs: expect.any(Number) });
+        expect(h!.remainingMs).toBeGreaterThan(0);
+        expect(h!.remainingMs).toBeLessThanOrEqual(5_000);
+        await p.release(key, owner);
+        expect(await holderOf(key)).toBeNull();
+      });
+
+      test('a plain owner token names no instance; a lease that ended has no holder', async () => {
+        await take(key, 'plain-owner', 200);
+        expect(await holderOf(key)).toEqual({ owner: 'plain-owner', instanceId: undefined, remainingMs: expect.any(Number) });
+        await sleep(400);
+        expect(await holderOf(key)).toBeNull();
+      });
+
+      test('a waiter granted on release is the holder, with its instance id', async () => {
+        const first = ownerTokenFor('replica-1');
+        const second = ownerTokenFor('replica-2');
+        await take(key, first);
+        const waiting = p.acquire({ key, owner: second, ttl: 30_000, wait: true, waitTimeout: 10_000 });
+        await sleep(150);
+        expect((await holderOf(key))?.instanceId).toBe('replica-1');
+        await p.release(key, first);
+        expect(await waiting).not.toBeNull();
+        expect((await holderOf(key))?.instanceId).toBe('replica-2');
+        await p.release(key, second);
+      });
     });
 
     test('ping answers with a round-trip time', async () => {

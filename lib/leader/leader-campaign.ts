@@ -1,0 +1,195 @@
+import type { LockManager } from '../lock-manager.js';
+import type { HeldLock } from '../lock-handle.js';
+import type { LockLogger } from '../lock-logger.interface.js';
+import type { LeadershipEndReason } from '../lock-events.interface.js';
+import { LockError, LockStoreError } from '../lock.errors.js';
+import { LEADER_LOCK_PREFIX, type CampaignOptions } from './leader-options.interface.js';
+import { LeaderTerm, type Leadership } from './leadership.js';
+
+/**
+ * A replica's campaign for one leader name, from `campaign()` until
+ * `stop()`. Returned by `LeaderService.campaign()`.
+ */
+export interface Campaign {
+  /** The leader name. */
+  readonly name: string;
+  /** This replica's instance id in this campaign. */
+  readonly instanceId: string;
+  /** `true` while this replica leads the name (checks the local lease clock). */
+  readonly isLeader: boolean;
+  /** The current term's leadership while this replica leads, else `undefined`. */
+  readonly leadership: Leadership | undefined;
+  /**
+   * Ends the campaign: a leader's `signal` aborts, and once its method has
+   * returned (bounded by the lease) the name is released, so another replica
+   * takes over at once. Resolves when that is done.
+   */
+  stop(): Promise<void>;
+}
+
+const now = (): number => performance.now();
+const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The campaign loop of one name: wait for the leadership lock (queued in
+ * the store, woken when it is released or its lease ends), lead, give up,
+ * pause `retryDelay`, again. @internal
+ */
+export class LeaderCampaign implements Campaign {
+  private term: LeaderTerm | undefined;
+  private stopped = false;
+  private readonly stopper = new AbortController();
+  private wakePause: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private readonly lockName: string;
+  private readonly ttl: number;
+  private readonly retryDelay: number;
+
+  constructor(
+    readonly name: string,
+    readonly instanceId: string,
+    private readonly options: CampaignOptions & { ttl: number; retryDelay: number },
+    private readonly locks: LockManager,
+    private readonly logger: LockLogger,
+    private readonly onStopped: (campaign: LeaderCampaign) => void,
+  ) {
+    this.lockName = LEADER_LOCK_PREFIX + name;
+    this.ttl = options.ttl;
+    this.retryDelay = options.retryDelay;
+  }
+
+  get isLeader(): boolean {
+    return this.term?.leading === true;
+  }
+
+  get leadership(): Leadership | undefined {
+    return this.term?.leading ? this.term : undefined;
+  }
+
+  /** The current term, also while it is ending. @internal */
+  get currentTerm(): LeaderTerm | undefined {
+    return this.term;
+  }
+
+  /** Starts the loop (once). @internal */
+  start(): void {
+    this.loop ??= this.campaign().catch((err: unknown) => {
+      this.logger.error(`Leader campaign for "${this.name}" stopped on an unexpected error: ${message(err)}`);
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (!this.stopped) {
+      this.stopped = true;
+      this.stopper.abort();
+      this.wakePause?.();
+      this.term?.end('stopped', 'the campaign was stopped (application shutdown)');
+    }
+    const loop = this.loop;
+    if (loop) {
+      // A method that ignores its signal must not hold shutdown forever: after one lease, the name is released anyway.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = await Promise.race([loop.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.ttl)))]);
+      clearTimeout(timer);
+      if (late) {
+        this.logger.warn(
+          `Leader method of "${this.name}" was still running ${this.ttl} ms after its signal aborted (shutdown); released the name anyway. ` +
+            'Make it return when leadership.signal aborts.',
+        );
+        await this.term?.lock.release();
+      }
+    }
+    this.onStopped(this);
+  }
+
+  private async campaign(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      let lock: HeldLock | null;
+      try {
+        lock = await this.locks.acquireAs(this.lockName, this.instanceId, { ttl: this.ttl, renew: true, signal: this.stopper.signal });
+      } catch (err) {
+        if (this.stopped) return;
+        if (!(err instanceof LockStoreError) && err instanceof LockError) {
+          // The lock manager closed (shutdown): nothing left to campaign with.
+          this.logger.debug(`Leader campaign for "${this.name}" ended: ${err.message}`);
+          return;
+        }
+        if (failures++ === 0) {
+          this.logger.warn(`Campaign for leader "${this.name}": ${message(err)} Trying again every ${this.retryDelay} ms.`);
+        }
+        await this.pause(this.retryDelay);
+        continue;
+      }
+      if (!lock) return; // stopped while waiting
+      if (failures > 0) this.logger.debug(`Campaign for leader "${this.name}": the store answers again.`);
+      failures = 0;
+      if (this.stopped) {
+        await lock.release();
+        return;
+      }
+      await this.lead(lock);
+      if (!this.stopped) await this.pause(this.retryDelay);
+    }
+  }
+
+  /** One term: run the method (or wait for the term to end), then release the name. */
+  private async lead(lock: HeldLock): Promise<void> {
+    const term = new LeaderTerm(this.name, this.instanceId, lock, this.ttl, (t, reason, detail) => this.ended(t, reason, detail));
+    this.term = term;
+    this.locks.emit({ type: 'elected', name: this.name, fencingToken: lock.fencingToken, instanceId: this.instanceId });
+    this.logger.debug(`This instance (${this.instanceId}) leads "${this.name}" (fencing token ${lock.fencingToken}).`);
+    const run = this.options.run;
+    if (run) {
+      let outcome: LeadershipEndReason = 'returned';
+      let slow: ReturnType<typeof setTimeout> | undefined;
+      void term.ended.then(() => {
+        // A method that keeps running after its term ended holds the name (renewed) until it returns: warn once.
+        slow = setTimeout(() => {
+          this.logger.warn(
+            `Leader method of "${this.name}" is still running ${this.ttl} ms after its leadership ended; ` +
+              'the name stays taken until it returns. Make it return when leadership.signal aborts.',
+          );
+        }, this.ttl);
+        slow.unref?.();
+      });
+      try {
+        await run(term);
+      } catch (err) {
+        outcome = 'threw';
+        if (term.endReason === undefined) {
+          this.logger.error(`Leader method of "${this.name}" threw; gave up leadership, campaigning again in ${this.retryDelay} ms: ${message(err)}`);
+        }
+      } finally {
+        clearTimeout(slow);
+      }
+      term.end(outcome, outcome === 'returned' ? 'the leader method returned' : 'the leader method threw');
+    } else {
+      await term.ended;
+    }
+    await lock.release();
+    if (this.term === term) this.term = undefined;
+  }
+
+  private ended(term: LeaderTerm, reason: LeadershipEndReason, detail: string): void {
+    this.locks.emit({ type: 'resigned', name: this.name, fencingToken: term.fencingToken, heldMs: now() - term.startedAt, reason });
+    if (reason === 'lost') this.logger.warn(`Leadership of "${this.name}" (fencing token ${term.fencingToken}) was lost: ${detail}.`);
+    else this.logger.debug(`Leadership of "${this.name}" (fencing token ${term.fencingToken}) ended: ${detail}.`);
+  }
+
+  /** Waits `ms`, or less when the campaign stops. */
+  private pause(ms: number): Promise<void> {
+    if (this.stopped || ms <= 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakePause = () => {
+        this.wakePause = undefined;
+        done();
+      };
+    });
+  }
+}

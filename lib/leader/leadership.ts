@@ -1,0 +1,144 @@
+import type { HeldLock } from '../lock-handle.js';
+import { LockLostError } from '../lock.errors.js';
+import type { LeadershipEndReason } from '../lock-events.interface.js';
+
+/**
+ * This replica's leadership of a name, for one term: from election until it
+ * is lost, resigned, or the leader method returns. Passed to a `@Leader`
+ * method and to `campaign({ run })`.
+ *
+ * Read `signal` or `leading` right before work that must not overlap with
+ * another leader: both check the local lease clock first, so they tell the
+ * truth even in the first moment after the process was paused (GC, SIGSTOP,
+ * a suspended VM) past its lease, before any timer ran. Pass `fencingToken`
+ * to storage that can reject stale writers.
+ *
+ * @example
+ * ```ts
+ * @Leader('outbox-relay')
+ * async relay(leadership: Leadership) {
+ *   while (leadership.leading) {
+ *     await this.outbox.publishBatch({ fencingToken: leadership.fencingToken, signal: leadership.signal });
+ *   }
+ * }
+ * ```
+ */
+export interface Leadership {
+  /** The leader name. */
+  readonly name: string;
+  /** This replica's instance id, as other replicas see it. */
+  readonly instanceId: string;
+  /** Greater than the token of every earlier term of this name: pass it to storage that rejects stale writers. */
+  readonly fencingToken: number;
+  /**
+   * Aborts when the term ends, with a {@link LockLostError} as its reason:
+   * lost (the lease could not be renewed in time, or the store no longer has
+   * it), resigned, or the application is shutting down.
+   */
+  readonly signal: AbortSignal;
+  /** `true` until the term ends. */
+  readonly leading: boolean;
+  /**
+   * Gives leadership up: `signal` aborts now, and the name is released once
+   * the leader method (if any) has returned. This replica campaigns again
+   * after `retryDelay`.
+   */
+  resign(): void;
+}
+
+const now = (): number => performance.now();
+
+/**
+ * One term of leadership over a held lock: steps down when three quarters of
+ * the lease have passed since the last renewal (so before the store can hand
+ * the name on), or at once when the lock is lost. @internal
+ */
+export class LeaderTerm implements Leadership {
+  /** When the term started (performance.now() time). */
+  readonly startedAt = now();
+  /** Resolves with the reason once the term ended. */
+  readonly ended: Promise<LeadershipEndReason>;
+  private readonly controller = new AbortController();
+  private reason: LeadershipEndReason | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private resolveEnded!: (reason: LeadershipEndReason) => void;
+  /** How long before the local lease end the leader steps down. */
+  private readonly margin: number;
+
+  constructor(
+    readonly name: string,
+    readonly instanceId: string,
+    /** The lock that carries the leadership. */
+    readonly lock: HeldLock,
+    ttl: number,
+    private readonly onEnd: (term: LeaderTerm, reason: LeadershipEndReason, detail: string) => void,
+  ) {
+    this.margin = ttl / 4;
+    this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
+    lock.signal.addEventListener('abort', () => this.end('lost', `the lock was lost (${(lock.signal.reason as Error).message})`), { once: true });
+    this.arm();
+  }
+
+  get fencingToken(): number {
+    return this.lock.fencingToken;
+  }
+
+  get signal(): AbortSignal {
+    this.check();
+    return this.controller.signal;
+  }
+
+  get leading(): boolean {
+    this.check();
+    return this.reason === undefined;
+  }
+
+  /** performance.now() time at which this leader steps down unless its lease is renewed first. @internal */
+  get deadline(): number {
+    return this.lock.leaseEnd - this.margin;
+  }
+
+  /** Why the term ended; `undefined` while it lasts. @internal */
+  get endReason(): LeadershipEndReason | undefined {
+    return this.reason;
+  }
+
+  resign(): void {
+    this.end('resigned', 'it resigned');
+  }
+
+  /** Steps down when the lease clock says so; called on every read of `signal`/`leading` and by the timer. @internal */
+  check(): void {
+    if (this.reason !== undefined) return;
+    const t = now();
+    if (t >= this.deadline) {
+      this.end(
+        'lost',
+        `its lease was not renewed for ${Math.round(t - (this.lock.leaseEnd - this.margin * 4))} ms; ` +
+          `it stepped down ${Math.round(this.margin)} ms before the lease could end on the store`,
+      );
+    }
+  }
+
+  /** Ends the term (once): aborts `signal`, reports through `onEnd`. The lock is released by the campaign. @internal */
+  end(reason: LeadershipEndReason, detail: string): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.controller.abort(new LockLostError(this.name, `leadership ended: ${detail}`));
+    this.resolveEnded(reason);
+    this.onEnd(this, reason, detail);
+  }
+
+  /** Wakes at the step-down deadline; a renewal moves the deadline, so it looks again then. */
+  private arm(): void {
+    this.timer = setTimeout(
+      () => {
+        this.check();
+        if (this.reason === undefined) this.arm();
+      },
+      Math.max(1, this.deadline - now()),
+    );
+    this.timer.unref?.();
+  }
+}
