@@ -37,3 +37,5 @@ export {
   type CampaignOptions,
   type LeaderInfo,
 } from './leader/leader-options.interface.js';
+export { Leader } from './leader/leader.decorator.js';
+export { LeaderService } from './leader/leader.service.js';

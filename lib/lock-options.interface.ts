@@ -115,6 +115,11 @@ export interface LockModuleOptions {
    * queues at the store, strictly in arrival order. Default `true`.
    */
   localHandOff?: boolean;
+  /**
+   * This replica's id, as other replicas see it when it leads a name (see
+   * `@Leader` and `LeaderService.leader()`). Default `<hostname>:<pid>`.
+   */
+  instanceId?: string;
   /** Called for every lock event (acquired, released, contended, ...). Must not throw; errors are logged and ignored. */
   onEvent?: (event: LockEvent) => void;
 }

@@ -77,7 +77,7 @@ export function assertCallOptions(options: unknown, where: string): asserts opti
   }
 }
 
-const MODULE_KEYS = new Set(['provider', 'keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'redis', 'postgres', 'commandTimeout', 'localHandOff']);
+const MODULE_KEYS = new Set(['provider', 'keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'redis', 'postgres', 'commandTimeout', 'localHandOff', 'instanceId']);
 
 /** Checks `LockModule.forRoot()` / `forRootAsync()` options. */
 export function assertModuleOptions(options: unknown): asserts options is LockModuleOptions {
@@ -97,6 +97,9 @@ export function assertModuleOptions(options: unknown): asserts options is LockMo
   assertOnHeld(o.onHeld, where);
   assertBoolean(o.renew, 'renew', where);
   assertBoolean(o.localHandOff, 'localHandOff', where);
+  if (o.instanceId !== undefined && (typeof o.instanceId !== 'string' || o.instanceId.length === 0)) {
+    throw new LockOptionsError(`${where}: instanceId must be a non-empty string, got ${describe(o.instanceId)}.`);
+  }
   if (o.onEvent !== undefined && typeof o.onEvent !== 'function') {
     throw new LockOptionsError(`${where}: onEvent must be a function, got ${describe(o.onEvent)}.`);
   }

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import {
   ConfigurableLockModule,
   LOCK_ASYNC_OPTIONS_TYPE,
@@ -11,10 +12,14 @@ import { assertModuleOptions } from './lock-options.validation.js';
 import { LockOptionsError } from './lock.errors.js';
 import { createLockProvider } from './providers/lock-provider.factory.js';
 import { LockService } from './lock.service.js';
+import { LeaderExplorer } from './leader/leader.explorer.js';
+import { LeaderService } from './leader/leader.service.js';
 
 /**
- * Registers {@link LockService} and the {@link LockProvider} store. Global by
- * default (`isGlobal: true`), so `@Locked` works in every module.
+ * Registers {@link LockService}, {@link LeaderService} and the
+ * {@link LockProvider} store, and starts the campaigns of `@Leader` methods at
+ * application bootstrap. Global by default (`isGlobal: true`), so `@Locked`
+ * works in every module.
  *
  * @example
  * ```ts
@@ -28,6 +33,7 @@ import { LockService } from './lock.service.js';
  * ```
  */
 @Module({
+  imports: [DiscoveryModule],
   providers: [
     {
       provide: LockProvider,
@@ -35,8 +41,10 @@ import { LockService } from './lock.service.js';
       useFactory: (options: LockModuleOptions) => createLockProvider(options),
     },
     LockService,
+    LeaderService,
+    LeaderExplorer,
   ],
-  exports: [LockService, LockProvider],
+  exports: [LockService, LockProvider, LeaderService],
 })
 export class LockModule extends ConfigurableLockModule {
   /** Registers the module with static options (validated now). */
