@@ -3,6 +3,7 @@ import { LockLostError } from './lock.errors.js';
 import type { LockEvent } from './lock-events.interface.js';
 import { isThenable, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
 import type { LockLogger } from './lock-logger.interface.js';
+import { releaseFailedLog, renewFailedLog } from './lock.messages.js';
 import { TimedNode, type TimedList } from './lock-timer.js';
 import type { CohortWaiter, LockCohort } from './lock-cohort.js';
 
@@ -54,6 +55,8 @@ export interface HeldLockContext {
   readonly managerId: number;
   /** Whether anyone listens to events (durations are measured only then). */
   readonly observed: boolean;
+  /** Logs a store failure, once per cause and interval (the repeats are counted and summarized). */
+  readonly logStoreFailure: (level: 'warn' | 'error', error: unknown, line: string) => void;
 }
 
 /** Per-acquisition settings. @internal */
@@ -202,7 +205,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
 
   private releaseFailed(err: unknown): false {
     const error = err instanceof Error ? err : new Error(String(err));
-    this.ctx.logger.error(`Releasing lock "${this.name}" failed; its lease will expire on its own: ${error.message}`);
+    this.ctx.logStoreFailure('error', error, releaseFailedLog(this.name, error.message));
     this.ctx.emit({ type: 'store-error', name: this.name, operation: 'release', error });
     return false;
   }
@@ -270,9 +273,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
       if (this.state !== 'held') return;
       const error = err instanceof Error ? err : new Error(String(err));
       this.ctx.emit({ type: 'store-error', name: this.name, operation: 'extend', error });
-      this.ctx.logger.warn(
-        `Renewing lock "${this.name}" failed (${error.message}); retrying until its lease ends.`,
-      );
+      this.ctx.logStoreFailure('warn', error, renewFailedLog(this.name, error.message));
       this.schedule();
       return;
     }

@@ -4,6 +4,17 @@ import { findInScope, lockScope, type LockEntry, type LockScope } from './lock.c
 import { LockAcquireError, LockError, LockOptionsError, LockReentryError, LockStoreError } from './lock.errors.js';
 import type { LockEvent } from './lock-events.interface.js';
 import { silentLogger, type LockLogger } from './lock-logger.interface.js';
+import { LogWindow } from './lock-log-window.js';
+import {
+  closedWhileWaitingMessage,
+  grantedAfterCloseMessage,
+  heldSkippedLog,
+  heldSummaryLog,
+  heldThrownLog,
+  onEventThrewLog,
+  requestedAfterCloseMessage,
+  storeFailuresSummaryLog,
+} from './lock.messages.js';
 import type { LockCallOptions, LockModuleOptions, OnHeld } from './lock-options.interface.js';
 import { assertCallOptions, assertLockName, assertModuleOptions } from './lock-options.validation.js';
 import { isThenable, type LockGrant, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
@@ -81,6 +92,14 @@ let nextManagerId = 1;
 const CLOSE_DRAIN_MS = 10_000;
 const asIs = <T>(value: T): T => value;
 const now = (): number => performance.now();
+/** How often repeated log lines (a held lock, a store failure of the same cause) are summarized, in ms. */
+const LOG_INTERVAL_MS = 60_000;
+
+/** What a store failure is keyed by in the log window: its cause, without the lock or key it hit. */
+function failureKey(error: unknown): string {
+  const detail = error instanceof LockStoreError ? error.detail : error instanceof Error ? error.message : String(error);
+  return detail.replace(/ \(key ".*$/s, '');
+}
 
 /**
  * The lock engine, free of Nest: owner tokens, policies, waiting, lease
@@ -115,6 +134,11 @@ export class LockManager {
   /** Arrival counter of local waiters: a store grant's batch is the waiters that came before it. */
   private arrivals = 0;
   private readonly cohortHost: CohortHost<LocalWaiter>;
+  /** A held lock is a normal outcome: one debug line per name and interval, then a count. */
+  private readonly heldSkips = new LogWindow(LOG_INTERVAL_MS, (name, n, s) => this.logger.debug(heldSummaryLog(name, 'skipped', n, s)));
+  private readonly heldThrows = new LogWindow(LOG_INTERVAL_MS, (name, n, s) => this.logger.debug(heldSummaryLog(name, 'refused', n, s)));
+  /** Store failures: one line per cause and interval, then a count. */
+  private readonly storeFailures = new LogWindow(LOG_INTERVAL_MS, (key, n, s) => this.logger.warn(storeFailuresSummaryLog(key.slice(key.indexOf(' ') + 1), n, s)));
 
   constructor(options: LockManagerOptions) {
     const { provider, logger, ...rest } = options;
@@ -139,6 +163,7 @@ export class LockManager {
       held: this.held,
       managerId: this.id,
       observed: this.onEvent !== undefined,
+      logStoreFailure: (level, error, line) => this.logStoreFailure(level, error, line),
     };
     this.cohorts = (rest.localHandOff ?? true) && provider.fenceBlocks === true ? new Map() : undefined;
     this.cohortHost = {
@@ -232,7 +257,7 @@ export class LockManager {
       for (const waiter of [...cohort.waiting]) {
         cohort.remove(waiter);
         waiter.done();
-        waiter.fail(new LockError(`Lock "${waiter.name}": the lock manager closed (application shutdown) while this call waited for it.`, { lockName: waiter.name }));
+        waiter.fail(new LockError(closedWhileWaitingMessage(waiter.name), { lockName: waiter.name }));
       }
     }
     if (this.tries > 0) {
@@ -247,6 +272,16 @@ export class LockManager {
       this.drained = undefined;
     }
     await this.releaseAll();
+    for (const window of [this.heldSkips, this.heldThrows, this.storeFailures]) window.flush();
+  }
+
+  /**
+   * Logs a store failure at `level`, once per cause and interval: while the
+   * store is down, the repeats (every call, every cron tick) are counted and
+   * summarized once a minute. @internal
+   */
+  protected logStoreFailure(level: 'warn' | 'error', error: unknown, line: string): void {
+    if (this.storeFailures.first(`${level}: ${failureKey(error)}`)) this.logger[level](line);
   }
 
   /**
@@ -306,11 +341,11 @@ export class LockManager {
     if (options.onHeld === 'wait') throw this.waitFailed(name, options, started);
     this.emit({ type: 'contended', name, onHeld: options.onHeld });
     if (options.onHeld === 'skip') {
-      this.logger.debug(`Lock "${name}" is held elsewhere; skipped the call.`);
+      if (this.heldSkips.first(name)) this.logger.debug(heldSkippedLog(name));
       this.emit({ type: 'skipped', name, reason: 'held' });
       return undefined;
     }
-    this.logger.debug(`Lock "${name}" is held elsewhere; the call fails with LockAcquireError.`);
+    if (this.heldThrows.first(name)) this.logger.debug(heldThrownLog(name));
     throw new LockAcquireError(name, 'held');
   }
 
@@ -339,7 +374,7 @@ export class LockManager {
     then: (lock: HeldLock | null) => R,
   ): MaybePromise<R> {
     if (this.closed) {
-      throw new LockError(`Lock "${name}" was requested after the lock manager closed (application shutdown).`, { lockName: name });
+      throw new LockError(requestedAfterCloseMessage(name), { lockName: name });
     }
     const cohorts = this.cohorts;
     if (cohorts !== undefined) {
@@ -492,7 +527,7 @@ export class LockManager {
       const lock = new HeldLock(name, key, owner, grant.fencingToken, o, this.context, grant.leaseStartedAt ?? requestedAt, grant.leaseMs ?? o.ttl, scope);
       if (this.closed) {
         return lock.release().then(() => {
-          throw new LockError(`Lock "${name}" was granted after the lock manager closed (application shutdown); released it.`, { lockName: name });
+          throw new LockError(grantedAfterCloseMessage(name), { lockName: name });
         });
       }
       const fences = grant.fences ?? 1;
@@ -528,7 +563,7 @@ export class LockManager {
     try {
       this.onEvent(event);
     } catch (err) {
-      this.logger.error(`onEvent threw for a "${event.type}" event of lock "${event.name}": ${err instanceof Error ? err.message : String(err)}`);
+      this.logger.error(onEventThrewLog(event.type, event.name, err instanceof Error ? err.message : String(err)));
     }
   }
 }

@@ -89,6 +89,15 @@ export interface LockModuleOptions {
    * in-memory store.
    */
   commandTimeout?: number;
+  /**
+   * At boot, check once that the store answers (a ping, bounded by
+   * `commandTimeout`; for PostgreSQL also that the lock table is there).
+   * `'warn'` (default): log one warning with the cause (refused, unknown host,
+   * wrong password, missing database...) and boot anyway; locks fail with
+   * {@link LockStoreError} until the store works. `'fail'`: stop the boot
+   * with that error. `false`: no check. Not used by the in-memory store.
+   */
+  verifyOnBoot?: 'warn' | 'fail' | false;
   /** Prefix of every store key, so lock keys never collide with the app's own. Default `'lock:'`. */
   keyPrefix?: string;
   /** Default lease in ms. Default `30000`. */

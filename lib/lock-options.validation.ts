@@ -1,48 +1,34 @@
 import { LockOptionsError } from './lock.errors.js';
+import { lockNameMessage, oneStoreMessage, optionMessage, unknownOptionMessage } from './lock.messages.js';
 import { LockProvider } from './lock-provider.interface.js';
 import type { LockCallOptions, LockModuleOptions } from './lock-options.interface.js';
+import { assertPostgresConnection, assertRedisConnection } from './providers/connection-options.validation.js';
 
 const ON_HELD = ['throw', 'skip', 'wait'];
 const CALL_KEYS = new Set(['ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'holdAtLeast', 'reentrant', 'failOpen', 'signal']);
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  if (typeof value === 'function') return 'a function';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : typeof value;
-}
-
 /** Checks a lock name; returns it. `where` says where the name came from, for the message. */
 export function assertLockName(name: unknown, where: string): string {
-  if (typeof name !== 'string') {
-    throw new LockOptionsError(`${where}: a lock name must be a non-empty string, got ${describe(name)}.`);
-  }
-  if (name.length === 0) {
-    throw new LockOptionsError(`${where}: a lock name must be a non-empty string, got "".`);
-  }
+  if (typeof name !== 'string' || name.length === 0) throw new LockOptionsError(lockNameMessage(where, name));
   return name;
 }
 
 function assertDuration(value: unknown, option: string, where: string, allowZero: boolean): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new LockOptionsError(
-      `${where}: ${option} must be a finite number of milliseconds ${allowZero ? '>= 0' : '> 0'}, got ${describe(value)}.`,
-    );
+    throw new LockOptionsError(optionMessage(where, option, `a finite number of milliseconds ${allowZero ? '>= 0' : '> 0'}`, value));
   }
 }
 
 /** Plain object with only known keys (undefined values count as absent). */
-function assertOptionsObject(options: unknown, known: Set<string>, where: string, label: string): Record<string, unknown> {
+function assertOptionsObject(options: unknown, known: Set<string>, where: string, objectWhere: string): Record<string, unknown> {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new LockOptionsError(`${where}${label} must be an object, got ${describe(options)}.`);
+    throw new LockOptionsError(optionMessage(objectWhere, 'options', 'an object', options));
   }
   const o = options as Record<string, unknown>;
   for (const key of Object.keys(o)) {
     if (o[key] !== undefined && !known.has(key)) {
-      throw new LockOptionsError(`${where}: unknown option "${key}". Known options: ${[...known].join(', ')}.`);
+      throw new LockOptionsError(unknownOptionMessage(where, key, known));
     }
   }
   return o;
@@ -50,20 +36,20 @@ function assertOptionsObject(options: unknown, known: Set<string>, where: string
 
 function assertBoolean(value: unknown, option: string, where: string): void {
   if (value !== undefined && typeof value !== 'boolean') {
-    throw new LockOptionsError(`${where}: ${option} must be true or false, got ${describe(value)}.`);
+    throw new LockOptionsError(optionMessage(where, option, 'true or false', value));
   }
 }
 
 function assertOnHeld(value: unknown, where: string): void {
   if (value !== undefined && (typeof value !== 'string' || !ON_HELD.includes(value))) {
-    throw new LockOptionsError(`${where}: onHeld must be one of 'throw', 'skip', 'wait', got ${describe(value)}.`);
+    throw new LockOptionsError(optionMessage(where, 'onHeld', "one of 'throw', 'skip', 'wait'", value));
   }
 }
 
 /** Checks per-call options (`@Locked`, `withLock`, `acquire`, `tryAcquire`). */
 export function assertCallOptions(options: unknown, where: string): asserts options is LockCallOptions | undefined {
   if (options === undefined) return;
-  const o = assertOptionsObject(options, CALL_KEYS, where, ': options');
+  const o = assertOptionsObject(options, CALL_KEYS, where, where);
   assertDuration(o.ttl, 'ttl', where, false);
   assertDuration(o.waitTimeout, 'waitTimeout', where, true);
   assertDuration(o.maxHold, 'maxHold', where, false);
@@ -73,22 +59,22 @@ export function assertCallOptions(options: unknown, where: string): asserts opti
   assertBoolean(o.reentrant, 'reentrant', where);
   assertBoolean(o.failOpen, 'failOpen', where);
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
-    throw new LockOptionsError(`${where}: signal must be an AbortSignal, got ${describe(o.signal)}.`);
+    throw new LockOptionsError(optionMessage(where, 'signal', 'an AbortSignal', o.signal));
   }
 }
 
-const MODULE_KEYS = new Set(['provider', 'keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'redis', 'postgres', 'commandTimeout', 'localHandOff', 'instanceId']);
+const MODULE_KEYS = new Set(['provider', 'keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'redis', 'postgres', 'commandTimeout', 'localHandOff', 'instanceId', 'verifyOnBoot']);
 
 /** Checks `LockModule.forRoot()` / `forRootAsync()` options. */
 export function assertModuleOptions(options: unknown): asserts options is LockModuleOptions {
   const where = 'LockModule options';
   if (options === undefined) return;
-  const o = assertOptionsObject(options, MODULE_KEYS, where, '');
+  const o = assertOptionsObject(options, MODULE_KEYS, where, 'LockModule');
   if (o.provider !== undefined && !(o.provider instanceof LockProvider)) {
-    throw new LockOptionsError(`${where}: provider must be an instance of a LockProvider subclass, got ${describe(o.provider)}.`);
+    throw new LockOptionsError(optionMessage(where, 'provider', 'an instance of a LockProvider subclass', o.provider));
   }
   if (o.keyPrefix !== undefined && typeof o.keyPrefix !== 'string') {
-    throw new LockOptionsError(`${where}: keyPrefix must be a string, got ${describe(o.keyPrefix)}.`);
+    throw new LockOptionsError(optionMessage(where, 'keyPrefix', 'a string', o.keyPrefix));
   }
   assertDuration(o.ttl, 'ttl', where, false);
   assertDuration(o.waitTimeout, 'waitTimeout', where, true);
@@ -98,13 +84,21 @@ export function assertModuleOptions(options: unknown): asserts options is LockMo
   assertBoolean(o.renew, 'renew', where);
   assertBoolean(o.localHandOff, 'localHandOff', where);
   if (o.instanceId !== undefined && (typeof o.instanceId !== 'string' || o.instanceId.length === 0)) {
-    throw new LockOptionsError(`${where}: instanceId must be a non-empty string, got ${describe(o.instanceId)}.`);
+    throw new LockOptionsError(optionMessage(where, 'instanceId', 'a non-empty string', o.instanceId));
   }
   if (o.onEvent !== undefined && typeof o.onEvent !== 'function') {
-    throw new LockOptionsError(`${where}: onEvent must be a function, got ${describe(o.onEvent)}.`);
+    throw new LockOptionsError(optionMessage(where, 'onEvent', 'a function', o.onEvent));
+  }
+  if (o.verifyOnBoot !== undefined && o.verifyOnBoot !== false && o.verifyOnBoot !== 'warn' && o.verifyOnBoot !== 'fail') {
+    throw new LockOptionsError(optionMessage(where, 'verifyOnBoot', "'warn', 'fail' or false", o.verifyOnBoot));
   }
   const stores = ['provider', 'redis', 'postgres'].filter((k) => o[k] !== undefined);
   if (stores.length > 1) {
-    throw new LockOptionsError(`${where}: give only one of provider, redis, postgres; got ${stores.join(' and ')}.`);
+    throw new LockOptionsError(oneStoreMessage(where, stores));
+  }
+  if (o.redis !== undefined) assertRedisConnection(o.redis, where);
+  if (o.postgres !== undefined) {
+    const pg = o.postgres as Record<string, unknown> | null;
+    assertPostgresConnection(pg !== null && typeof pg === 'object' && 'connection' in pg ? pg.connection : pg, where);
   }
 }

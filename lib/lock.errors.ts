@@ -1,3 +1,5 @@
+import { heldMessage, lostMessage, reentryMessage, storeFailedMessage, waitTimeoutMessage } from './lock.messages.js';
+
 /**
  * The base class of every error this library throws. Catch `LockError` to
  * handle all of them; catch a subclass to handle one case.
@@ -14,12 +16,13 @@
  */
 export class LockError extends Error {
   /** The lock's name (without the key prefix), when the error concerns one lock. */
-  readonly lockName?: string;
+  declare readonly lockName?: string;
 
   constructor(message: string, options?: { lockName?: string; cause?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
-    this.lockName = options?.lockName;
+    // Set only when there is one: a logged error shows no `lockName: undefined`.
+    if (options?.lockName !== undefined) (this as { lockName?: string }).lockName = options.lockName;
   }
 }
 
@@ -35,12 +38,7 @@ export class LockAcquireError extends LockError {
   readonly waitedMs: number;
 
   constructor(lockName: string, reason: 'held' | 'timeout', waitedMs = 0) {
-    super(
-      reason === 'held'
-        ? `Lock "${lockName}" is held by another caller. Retry later, or use onHeld: 'wait' to queue for it.`
-        : `Timed out after ${waitedMs} ms waiting for lock "${lockName}", which is still held by another caller. Raise waitTimeout or retry later.`,
-      { lockName },
-    );
+    super(reason === 'held' ? heldMessage(lockName) : waitTimeoutMessage(lockName, waitedMs), { lockName });
     this.reason = reason;
     this.waitedMs = waitedMs;
   }
@@ -48,7 +46,9 @@ export class LockAcquireError extends LockError {
 
 /**
  * The lock store failed: it refused the connection, did not answer within the
- * command timeout, or answered with an error. This is never "someone else
+ * command timeout, or answered with an error. `cause` is the last error the
+ * client saw (a refused connection, an unknown host, a rejected password),
+ * and the message says it in a few words. This is never "someone else
  * holds the lock": the state of the lock is unknown. {@link LockExceptionFilter}
  * maps it to 503.
  */
@@ -59,11 +59,7 @@ export class LockStoreError extends LockError {
   readonly detail: string;
 
   constructor(operation: string, detail: string, options?: { lockName?: string; cause?: unknown }) {
-    super(
-      `Lock store failed during ${operation}${options?.lockName === undefined ? '' : ` of lock "${options.lockName}"`}: ${detail}. ` +
-        'The lock state is unknown; check that the store is reachable.',
-      options,
-    );
+    super(storeFailedMessage(operation, options?.lockName, detail), options);
     this.operation = operation;
     this.detail = detail;
   }
@@ -76,9 +72,7 @@ export class LockStoreError extends LockError {
  */
 export class LockLostError extends LockError {
   constructor(lockName: string, detail: string) {
-    super(`Lock "${lockName}" was lost: ${detail}. Work protected by it is no longer exclusive; stop it, and check fencing tokens on writes.`, {
-      lockName,
-    });
+    super(lostMessage(lockName, detail), { lockName });
   }
 }
 
@@ -89,11 +83,7 @@ export class LockLostError extends LockError {
  */
 export class LockReentryError extends LockError {
   constructor(lockName: string) {
-    super(
-      `Lock "${lockName}" is already held by this call chain; taking it again would wait on itself. ` +
-        `Pass reentrant: true to run the inner call under the outer lock, or use a different name.`,
-      { lockName },
-    );
+    super(reentryMessage(lockName), { lockName });
   }
 }
 

@@ -12,6 +12,7 @@ import { LockManager, type LockEntry, type ResolvedCallOptions } from './lock-ma
 import { isThenable, LockProvider, type MaybePromise } from './lock-provider.interface.js';
 import type { LockModuleOptions } from './lock-options.interface.js';
 import { LockStoreError } from './lock.errors.js';
+import { bootCheckFailedDetail, bootCheckFailedLog, inMemoryInProductionLog, scheduledFailOpenLog, scheduledShutdownLog, scheduledSkippedLog } from './lock.messages.js';
 import { InMemoryLockProvider } from './providers/in-memory-lock.provider.js';
 import { isOwnedProvider } from './providers/lock-provider.factory.js';
 
@@ -45,19 +46,39 @@ export interface LockedInvocation {
  */
 @Injectable()
 export class LockService extends LockManager implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly verifyOnBoot: 'warn' | 'fail' | false;
+
   constructor(@Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions, provider: LockProvider) {
-    const { provider: _given, ...rest } = options ?? {};
+    const { provider: _given, verifyOnBoot = 'warn', ...rest } = options ?? {};
     super({ ...rest, provider, logger: new Logger(LockService.name) });
+    this.verifyOnBoot = verifyOnBoot;
   }
 
-  /** Warns once when locks live in one process's memory in production. @internal */
-  onModuleInit(): void {
-    if (this.provider instanceof InMemoryLockProvider && process.env.NODE_ENV === 'production' && !warnedInMemoryInProduction) {
-      warnedInMemoryInProduction = true;
-      this.logger.warn(
-        'LockModule uses the in-memory provider with NODE_ENV=production: locks exclude callers of this process only, ' +
-          'not other instances. Configure LockModule.forRoot({ redis }) or ({ postgres }) for several instances.',
-      );
+  /**
+   * Checks at boot that the store works (one ping, bounded by
+   * `commandTimeout`): logs one warning with the cause, or with
+   * `verifyOnBoot: 'fail'` stops the boot. Warns once when locks live in one
+   * process's memory in production. @internal
+   */
+  async onModuleInit(): Promise<void> {
+    if (this.provider instanceof InMemoryLockProvider) {
+      if (process.env.NODE_ENV === 'production' && !warnedInMemoryInProduction) {
+        warnedInMemoryInProduction = true;
+        this.logger.warn(inMemoryInProductionLog());
+      }
+      return;
+    }
+    if (this.verifyOnBoot === false) return;
+    try {
+      await this.provider.ping();
+    } catch (err) {
+      const cause = err instanceof LockStoreError ? err.detail : err instanceof Error ? err.message : String(err);
+      if (this.verifyOnBoot === 'fail') {
+        // The boot stops: a connection the module opened must not keep reconnecting in the background.
+        if (isOwnedProvider(this.provider)) await this.provider.close();
+        throw new LockStoreError('the boot check', bootCheckFailedDetail(cause), { cause: err });
+      }
+      this.logger.warn(bootCheckFailedLog(cause));
     }
   }
 
@@ -126,15 +147,15 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     } catch (err) {
       if (this.closing) {
         // A tick that raced the application's shutdown: nothing to run, nothing to report.
-        this.logger.debug(`Scheduled task "${call.name}" skipped: the application is shutting down.`);
+        this.logger.debug(scheduledShutdownLog(call.name));
         return undefined;
       }
       if (!(err instanceof LockStoreError)) throw err;
       if (call.options.failOpen) {
-        this.logger.warn(`Lock store failed for scheduled task "${call.name}"; running the tick without the lock (failOpen): ${err.message}`);
+        this.logStoreFailure('warn', err, scheduledFailOpenLog(call.name, err.message));
         return RUN_UNLOCKED;
       }
-      this.logger.error(`Lock store failed for scheduled task "${call.name}"; skipped this tick: ${err.message}`);
+      this.logStoreFailure('error', err, scheduledSkippedLog(call.name, err.message));
       this.emit({ type: 'skipped', name: call.name, reason: 'store-error' });
       return undefined;
     }

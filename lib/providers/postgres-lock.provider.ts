@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Client, ClientConfig, Pool, PoolConfig, QueryResultRow } from 'pg';
 import { LockOptionsError, LockStoreError } from '../lock.errors.js';
+import { assertPostgresConnection } from './connection-options.validation.js';
+import { endpointOf, lockTableMissingHint, lockTableNotCreatableHint, noAnswerDetail, postgresCause } from '../lock.messages.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../lock-provider.interface.js';
 
 /**
@@ -262,6 +264,21 @@ const isPool = (c: unknown): c is Pool =>
 
 const message = (err: unknown): string => (err instanceof Error ? err.message || err.name : String(err));
 
+/** Where the provider connects, for messages: `host:port` and the database, never the password (libpq's defaults where not given). */
+function postgresTarget(connection: PostgresConnection): { at: string; database: string | undefined } {
+  const given = (isPool(connection) ? ((connection as Pool & { options?: PoolConfig }).options ?? {}) : typeof connection === 'string' ? { connectionString: connection } : connection) as PoolConfig;
+  let { host, port, database } = given as { host?: string; port?: number | string; database?: string };
+  const m = typeof given.connectionString === 'string' ? /^[a-z]+:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::(\d+))?(?:\/([^?#]*))?/i.exec(given.connectionString) : null;
+  if (m) {
+    host = m[1] || host;
+    port = m[2] ?? port;
+    database = m[3] ? decodeURIComponent(m[3]) : database;
+  }
+  host ??= process.env.PGHOST ?? 'localhost';
+  port ??= process.env.PGPORT ?? 5432;
+  return { at: endpointOf(host, port), database: database ?? process.env.PGDATABASE };
+}
+
 /**
  * A lock store in PostgreSQL, for apps that have a database and no Redis.
  * Each lock is a row (name, owner token, fencing token, expiry) in
@@ -325,6 +342,8 @@ export class PostgresLockProvider extends LockProvider {
   private reconnectTimer?: ReturnType<typeof setTimeout>;
   private reconnectDelay = 100;
   private heartbeat?: ReturnType<typeof setInterval>;
+  /** The last error of a failed call (cleared by one that succeeds): the cause named when a later call times out. */
+  private lastError: unknown;
 
   /**
    * @throws {LockOptionsError} for an invalid option (checked now, before any connection).
@@ -350,6 +369,7 @@ export class PostgresLockProvider extends LockProvider {
     for (const [option, value] of [['createTable', createTable], ['prepareStatements', prepareStatements]] as const) {
       if (typeof value !== 'boolean') throw new LockOptionsError(`PostgresLockProvider: ${option} must be true or false, got ${String(value)}.`);
     }
+    assertPostgresConnection(connection, 'PostgresLockProvider');
     this.names = tableNames(tableName);
     this.sql = statements(this.names);
     if (prepareStatements) {
@@ -521,10 +541,6 @@ export class PostgresLockProvider extends LockProvider {
   }
 
   /**
-   * `SELECT 1` round trip, in ms.
-   * @throws {LockStoreError} when PostgreSQL does not answer within `commandTimeout`.
-   */
-  /**
    * {@inheritDoc LockProvider.holder}
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
    */
@@ -533,9 +549,14 @@ export class PostgresLockProvider extends LockProvider {
     return rows.length === 0 ? null : lockHolder(String(rows[0].owner), Number(rows[0].ms));
   }
 
+  /**
+   * Round trip of a read of the lock table, in ms (so a missing table fails it).
+   * @throws {LockStoreError} when PostgreSQL does not answer within `commandTimeout`.
+   */
   async ping(): Promise<number> {
     const started = performance.now();
-    await this.bounded('ping', undefined, () => this.query('SELECT 1'));
+    // Reads the lock table too: a table that is missing (createTable: false) fails the ping, not the first lock.
+    await this.bounded('ping', undefined, () => this.query(`SELECT 1 FROM ${this.names.locks} LIMIT 0`));
     return performance.now() - started;
   }
 
@@ -864,20 +885,29 @@ export class PostgresLockProvider extends LockProvider {
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new LockStoreError(operation, `PostgreSQL did not answer within ${this.commandTimeout} ms${where}`)),
-        this.commandTimeout,
-      );
+      timer = setTimeout(() => {
+        const target = postgresTarget(this.connection);
+        const last = this.lastError;
+        const cause = last === undefined ? undefined : postgresCause(target.at, target.database, last);
+        reject(new LockStoreError(operation, `${noAnswerDetail(`PostgreSQL at ${target.at}`, this.commandTimeout, cause)}${where}`, { cause: last }));
+      }, this.commandTimeout);
     });
     try {
-      return await Promise.race([fn(), timeout]);
+      const result = await Promise.race([fn(), timeout]);
+      this.lastError = undefined;
+      return result;
     } catch (err) {
       if (err instanceof LockStoreError || err instanceof LockOptionsError) throw err;
+      this.lastError = err;
+      const target = postgresTarget(this.connection);
+      const code = (err as { code?: unknown })?.code;
       const hint =
-        (err as { code?: unknown })?.code === '42P01'
-          ? ` (create the lock tables with PostgresLockProvider.schemaSql(${JSON.stringify(this.tableName)}), or set createTable: true)`
-          : '';
-      throw new LockStoreError(operation, `PostgreSQL: ${message(err)}${hint}${where}`, { cause: err });
+        code === '42P01'
+          ? lockTableMissingHint(this.tableName)
+          : code === '42501' && (err as { duringSchema?: boolean }).duringSchema === true
+            ? lockTableNotCreatableHint(this.tableName)
+            : '';
+      throw new LockStoreError(operation, `${postgresCause(target.at, target.database, err)}${hint}${where}`, { cause: err });
     } finally {
       clearTimeout(timer);
     }
@@ -916,7 +946,13 @@ export class PostgresLockProvider extends LockProvider {
     // serializes concurrent CREATE ... IF NOT EXISTS from several instances (which can
     // otherwise fail on the catalog's unique index), and ends with it.
     const literal = `'nest-lock schema ${this.names.raw}'`;
-    await pool.query({ text: `SELECT pg_advisory_xact_lock(hashtext(${literal}));\n${schemaSqlFor(this.names)}`, query_timeout: this.commandTimeout } as never);
+    try {
+      await pool.query({ text: `SELECT pg_advisory_xact_lock(hashtext(${literal}));\n${schemaSqlFor(this.names)}`, query_timeout: this.commandTimeout } as never);
+    } catch (err) {
+      // (marks a permission error as the table creation's, for the message)
+      if (err !== null && typeof err === 'object') (err as { duringSchema?: boolean }).duringSchema = true;
+      throw err;
+    }
   }
 
   /** The app pool's connection settings, for the listen connection (pg-pool keeps the password non-enumerable). */

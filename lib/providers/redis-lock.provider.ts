@@ -1,5 +1,7 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockOptionsError, LockStoreError } from '../lock.errors.js';
+import { endpointOf, noAnswerDetail, redisCause } from '../lock.messages.js';
+import { assertRedisConnection } from './connection-options.validation.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../lock-provider.interface.js';
 import { TimedList, TimedNode } from '../lock-timer.js';
 import { newOwnerToken } from '../owner-token.js';
@@ -150,14 +152,23 @@ function where(key: string | undefined, step: string | undefined): string {
   return `${key === undefined ? '' : ` (key "${key}")`}${step === undefined ? '' : `, ${step}`}`;
 }
 
-/** What went wrong, in words; never the connection URL (it may hold a password). */
-function errorDetail(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  if (/Stream isn't writeable|Connection is closed|max retries per request/i.test(message)) {
-    return `not connected to Redis (${message})`;
+/** Where the client connects, for messages: `host:port` (a socket path; a Cluster's first nodes), never a password. */
+function endpoint(client: Client): string {
+  if (isCluster(client)) {
+    const nodes = (client as unknown as { startupNodes?: Array<string | number | { host?: string; port?: number }> }).startupNodes ?? [];
+    const named = nodes.slice(0, 3).map((n) => (typeof n === 'object' ? endpointOf(n.host ?? '127.0.0.1', n.port ?? 6379) : String(n)));
+    return `${named.join(', ')}${nodes.length > 3 ? ', ...' : ''} (Cluster)`;
   }
-  return `the Redis call failed (${message})`;
+  const o = (client as { options?: { host?: string; port?: number; path?: string | null } }).options ?? {};
+  return o.path ? o.path : endpointOf(o.host, o.port);
 }
+
+/** A client error that no reconnect cures: the server rejected the configured database index. */
+const isDbRejected = (err: unknown): boolean => err instanceof Error && /DB index is out of range/i.test(err.message);
+
+/** An error of a command that only says the connection is down: the last connection error says why. */
+const isNotConnected = (err: unknown): boolean =>
+  err instanceof Error && /Stream isn't writeable|Connection is closed|max retries per request/i.test(err.message);
 
 /**
  * Locks in Redis (standalone or Cluster), shared by every instance that uses
@@ -233,6 +244,10 @@ export class RedisLockProvider extends LockProvider {
   private coalescing = false;
   private readonly background = new Set<Promise<unknown>>();
   private readonly ready = new WeakMap<Client, Promise<void>>();
+  /** Per client, the last connection error it reported (cleared when it is ready again): the cause in messages. */
+  private readonly lastErrors = new WeakMap<Client, unknown>();
+  /** The server rejected the configured database index: calls fail with it (they would run on another database). */
+  private dbRejected: unknown;
   private closed = false;
 
   constructor(options: RedisLockProviderOptions) {
@@ -250,6 +265,7 @@ export class RedisLockProvider extends LockProvider {
     if (typeof channel !== 'string' || channel.length === 0) {
       throw new LockOptionsError('RedisLockProvider: channel must be a non-empty string.');
     }
+    assertRedisConnection(redis, 'RedisLockProvider');
     this.commandTimeout = commandTimeout;
     this.channel = channel;
     this.inbox = `${channel}:${this.instance}`;
@@ -264,7 +280,6 @@ export class RedisLockProvider extends LockProvider {
       const own: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false };
       const { Redis } = loadIoredis();
       this.client = typeof redis === 'string' ? new Redis(redis, own) : new Redis({ ...(redis as RedisOptions), ...own });
-      this.client.on('error', noop); // reported through the calls that fail
       this.ownsClient = true;
     } else {
       throw new LockOptionsError(
@@ -272,6 +287,26 @@ export class RedisLockProvider extends LockProvider {
           `got ${redis === null ? 'null' : Array.isArray(redis) ? 'an array' : typeof redis}.`,
       );
     }
+    this.watchErrors(this.client); // reported through the calls that fail, with this cause
+  }
+
+  /**
+   * The cause of the latest connection failure, in words ("Redis at
+   * 127.0.0.1:6380 refused the connection (ECONNREFUSED)"), or `undefined`
+   * while connected without trouble. Never holds the password.
+   */
+  lastFailure(): string | undefined {
+    const err = this.dbRejected ?? this.lastErrors.get(this.client);
+    return err === undefined ? undefined : redisCause(endpoint(this.client), err);
+  }
+
+  /** Remembers each client's last connection error (what `call` reports); forgets it once the client is ready. */
+  private watchErrors(client: Client): void {
+    client.on('error', (err: unknown) => {
+      if (client === this.client && isDbRejected(err)) this.dbRejected = err;
+      else this.lastErrors.set(client, err);
+    });
+    client.on('ready', () => this.lastErrors.delete(client));
   }
 
   /** {@inheritDoc LockProvider.acquire} */
@@ -348,6 +383,8 @@ export class RedisLockProvider extends LockProvider {
   async ping(): Promise<number> {
     const started = now();
     await this.call('ping', undefined, (c) => c.ping());
+    // (a rejected SELECT is answered before the PING that followed it on the same connection)
+    if (this.dbRejected !== undefined) throw this.storeError('ping', this.client, this.dbRejected, '');
     return now() - started;
   }
 
@@ -627,7 +664,7 @@ export class RedisLockProvider extends LockProvider {
         const sub = isCluster(this.client)
           ? this.client.duplicate()
           : this.client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, autoResubscribe: true });
-        sub.on('error', noop);
+        this.watchErrors(sub);
         sub.on('message', (channel: string, message: string) => {
           if (channel !== this.inbox) return;
           const space = message.indexOf(' ');
@@ -698,6 +735,9 @@ export class RedisLockProvider extends LockProvider {
     if (this.closed && operation !== 'leave') {
       return Promise.reject(new LockStoreError(operation, `the Redis lock provider is closed${where(key, step)}`));
     }
+    if (this.dbRejected !== undefined && client === this.client) {
+      return Promise.reject(this.storeError(operation, client, this.dbRejected, where(key, step)));
+    }
     return new Promise<R>((resolve, reject) => {
       let done = false;
       const fail = (err: unknown): void => {
@@ -705,11 +745,13 @@ export class RedisLockProvider extends LockProvider {
         done = true;
         this.inflight.remove(pending);
         onError?.();
-        reject(err instanceof LockStoreError ? err : new LockStoreError(operation, `${errorDetail(err)}${where(key, step)}`, { cause: err }));
+        reject(err instanceof LockStoreError ? err : this.storeError(operation, client, err, where(key, step)));
       };
-      const pending = new PendingCall(() =>
-        fail(new LockStoreError(operation, `Redis did not answer within ${this.commandTimeout} ms${where(key, step)}`)),
-      );
+      const pending = new PendingCall(() => {
+        const last = this.lastErrors.get(client);
+        const cause = last === undefined ? undefined : redisCause(endpoint(client), last);
+        fail(new LockStoreError(operation, `${noAnswerDetail(`Redis at ${endpoint(client)}`, this.commandTimeout, cause)}${where(key, step)}`, { cause: last }));
+      });
       const ok = (value: T): void => {
         if (done) return;
         done = true;
@@ -752,6 +794,12 @@ export class RedisLockProvider extends LockProvider {
       }
       work.then(ok, failed);
     });
+  }
+
+  /** A failed call as a {@link LockStoreError}: the cause in words (a lost connection: the last connection error), the error as `cause`. */
+  private storeError(operation: string, client: Client, err: unknown, at: string): LockStoreError {
+    const cause = isNotConnected(err) ? (this.lastErrors.get(client) ?? err) : err;
+    return new LockStoreError(operation, `${redisCause(endpoint(client), cause)}${at}`, { cause });
   }
 
   /**

@@ -10,7 +10,7 @@
  * through `runuser`, and the temp dir belongs to that user.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { accessSync, appendFileSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, appendFileSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { freePort } from '../redis/redis-server.js';
@@ -97,11 +97,13 @@ export class PostgresServer {
     /** The temp dir: data in `data/`, the log in `server.log`, the unix socket here too. */
     readonly dir: string,
     private readonly pgCtl: string,
+    /** The password of user `postgres` (password auth); `undefined`: trust auth. */
+    readonly password?: string,
   ) {}
 
-  /** `postgres://postgres@127.0.0.1:<port>/postgres` (trust auth). */
+  /** `postgres://postgres[:password]@127.0.0.1:<port>/postgres`. */
   get url(): string {
-    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+    return `postgres://postgres${this.password === undefined ? '' : `:${encodeURIComponent(this.password)}`}@127.0.0.1:${this.port}/postgres`;
   }
 
   private get data(): string {
@@ -112,18 +114,25 @@ export class PostgresServer {
     return join(this.dir, 'server.log');
   }
 
-  /** initdb (about 2 s: once per spec file), then start. */
-  static async create(): Promise<PostgresServer> {
+  /** initdb (about 2 s: once per spec file), then start. With `password`: password auth (scram-sha-256) for every connection. */
+  static async create({ password }: { password?: string } = {}): Promise<PostgresServer> {
     const initdb = findBinary('initdb');
     const pgCtl = findBinary('pg_ctl');
     findBinary('postgres'); // pg_ctl starts it: name it now if missing
     const user = asRoot ? osUser() : undefined;
     const dir = mkdtempSync(join(tmpdir(), 'nest-lock-pg-'));
     if (user) chownSync(dir, user.uid, user.gid);
-    const server = new PostgresServer(await freePort(), dir, pgCtl);
+    const server = new PostgresServer(await freePort(), dir, pgCtl, password);
     live.add(server);
     try {
-      await run(initdb, ['-D', server.data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-locale', '--no-sync', '--no-instructions'], dir, 60_000);
+      const auth = ['-A', 'trust'];
+      if (password !== undefined) {
+        const pwfile = join(dir, 'pwfile');
+        writeFileSync(pwfile, `${password}\n`);
+        if (user) chownSync(pwfile, user.uid, user.gid);
+        auth.splice(0, 2, '-A', 'scram-sha-256', `--pwfile=${pwfile}`);
+      }
+      await run(initdb, ['-D', server.data, ...auth, '-U', 'postgres', '-E', 'UTF8', '--no-locale', '--no-sync', '--no-instructions'], dir, 60_000);
       appendFileSync(
         join(server.data, 'postgresql.conf'),
         [

@@ -1,0 +1,104 @@
+import { LockOptionsError } from '../lock.errors.js';
+import { connectionUrlMessage, optionMessage } from '../lock.messages.js';
+
+/**
+ * Static checks of store connection options: what can never work fails at
+ * `forRoot` (or at boot for `forRootAsync`, or in the provider's constructor)
+ * with {@link LockOptionsError}, before any connection is tried. What only
+ * the server can tell (refused, unknown host, password) is the boot check's.
+ * Messages name scheme, host and port, never the password. @internal
+ */
+
+/** A live client or pool, passed in by the app: nothing to check statically. */
+const isObjectWith = (value: unknown, method: string): boolean =>
+  value !== null && typeof value === 'object' && typeof (value as Record<string, unknown>)[method] === 'function';
+
+/** Checks `redis`: a URL, ioredis options, or a client (not checked). */
+export function assertRedisConnection(redis: unknown, where: string): void {
+  if (isObjectWith(redis, 'evalsha')) return;
+  if (typeof redis === 'string') return assertRedisUrl(redis, where);
+  if (redis === null || typeof redis !== 'object' || Array.isArray(redis)) return; // the provider names the type
+  const o = redis as Record<string, unknown>;
+  assertPort(o.port, `${where}: redis.port`);
+  if (o.db !== undefined && !(typeof o.db === 'number' && Number.isInteger(o.db) && o.db >= 0)) {
+    throw new LockOptionsError(optionMessage(where, 'redis.db', 'an integer >= 0 (the Redis database index)', o.db));
+  }
+  if (o.host !== undefined && (typeof o.host !== 'string' || o.host.length === 0)) {
+    throw new LockOptionsError(optionMessage(where, 'redis.host', 'a non-empty host name or address', o.host));
+  }
+}
+
+/** Checks `postgres`: a URL, a PoolConfig (its `connectionString` and `port`), or a Pool (not checked). */
+export function assertPostgresConnection(connection: unknown, where: string): void {
+  if (isObjectWith(connection, 'connect')) return;
+  if (typeof connection === 'string') return assertPostgresUrl(connection, where);
+  if (connection === null || typeof connection !== 'object' || Array.isArray(connection)) return;
+  const o = connection as Record<string, unknown>;
+  if (typeof o.connectionString === 'string') assertPostgresUrl(o.connectionString, `${where} (connectionString)`);
+  assertPort(o.port, `${where}: postgres.port`);
+}
+
+function assertRedisUrl(url: string, where: string): void {
+  // ioredis also takes a unix socket path or a bare port.
+  if (url.startsWith('/') || /^\d+$/.test(url)) {
+    if (/^\d+$/.test(url)) assertPort(Number(url), `${where}: the redis port`);
+    return;
+  }
+  const parts = splitUrl(url, where, 'redis://[:password@]host[:port][/db]');
+  if (parts.scheme !== 'redis:' && parts.scheme !== 'rediss:') {
+    throw new LockOptionsError(
+      connectionUrlMessage(where, `the redis URL has the scheme "${parts.scheme}" (host ${parts.host}); use redis:// (or rediss:// for TLS)`),
+    );
+  }
+  checkUrlPort(parts, where, 'redis');
+  const db = parts.path.replace(/^\//, '');
+  if (db !== '' && !/^\d+$/.test(db)) {
+    throw new LockOptionsError(
+      connectionUrlMessage(where, `the redis URL's database "/${db}" (host ${parts.host}) is not an integer; use /0, /1, ... or leave it out`),
+    );
+  }
+}
+
+function assertPostgresUrl(url: string, where: string): void {
+  if (!url.includes('://')) return; // a socket path or key=value settings: pg reads it
+  const parts = splitUrl(url, where, 'postgres://user[:password]@host[:port]/database');
+  if (parts.scheme !== 'postgres:' && parts.scheme !== 'postgresql:') {
+    throw new LockOptionsError(
+      connectionUrlMessage(where, `the postgres URL has the scheme "${parts.scheme}" (host ${parts.host}); use postgres:// or postgresql://`),
+    );
+  }
+  checkUrlPort(parts, where, 'postgres');
+}
+
+interface UrlParts {
+  scheme: string;
+  host: string;
+  port: string;
+  path: string;
+}
+
+/** Splits a URL without `URL` (which rejects a port out of range with no word on why), and without keeping the password. */
+function splitUrl(url: string, where: string, shape: string): UrlParts {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*:)\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::([^/?#]*))?([^?#]*)/.exec(url);
+  if (!m) throw new LockOptionsError(connectionUrlMessage(where, `the connection string is not a URL of the shape ${shape}`));
+  return { scheme: m[1].toLowerCase(), host: m[2] || '(none)', port: m[3] ?? '', path: m[4] ?? '' };
+}
+
+function checkUrlPort(parts: UrlParts, where: string, store: string): void {
+  if (parts.port === '') return;
+  const port = Number(parts.port);
+  if (!/^\d+$/.test(parts.port) || port < 1 || port > 65_535) {
+    throw new LockOptionsError(
+      connectionUrlMessage(where, `the ${store} URL's port "${parts.port}" (host ${parts.host}) is not a port number from 1 to 65535`),
+    );
+  }
+}
+
+function assertPort(port: unknown, label: string): void {
+  if (port === undefined) return;
+  const n = typeof port === 'string' && /^\d+$/.test(port) ? Number(port) : port; // from env: a numeric string works too
+  if (!(typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 65_535)) {
+    const [where, option] = label.split(': ');
+    throw new LockOptionsError(optionMessage(where, option ?? 'port', 'a port number from 1 to 65535', port));
+  }
+}
