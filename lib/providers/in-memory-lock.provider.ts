@@ -1,7 +1,6 @@
 import { LockError } from '../lock.errors.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from '../lock-provider.interface.js';
 import { ownerTokenFor } from '../owner-token.js';
-import { sharedTimer, type TimerTarget } from '../lock-timer.js';
 
 interface Waiter {
   readonly owner: string;
@@ -16,11 +15,15 @@ interface Entry {
   owner: string | undefined;
   expiresAt: number;
   readonly waiters: Waiter[];
-  /** Wakes the head waiter when a holder's lease runs out (through the shared timer); used only while someone waits. */
-  expiry?: TimerTarget;
+  /**
+   * Wakes the head waiter when a holder's lease runs out; armed only while
+   * someone waits, and not unref'd: that waiter's grant depends on it.
+   */
+  expiry?: ReturnType<typeof setTimeout>;
 }
 
 const now = (): number => performance.now();
+const MAX_TIMER = 2 ** 31 - 1;
 
 /**
  * The default store: locks in this process's memory. It behaves like a real
@@ -30,8 +33,9 @@ const now = (): number => performance.now();
  *
  * No timer runs for an uncontended lock: expiry is checked when the key is
  * next touched. `acquire`, `extend` and `release` answer synchronously (a
- * promise only for a caller that queues). A key with waiters asks the process's shared lock timer to
- * wake it at its holder's expiry.
+ * promise only for a caller that queues). A key with waiters has a timer
+ * for its holder's expiry, which (like a waiter's `waitTimeout`) keeps the
+ * process alive while the wait lasts.
  *
  * It doubles as a test double: {@link InMemoryLockProvider.hold} plays "another
  * instance holds this lock".
@@ -65,17 +69,15 @@ export class InMemoryLockProvider extends LockProvider {
         if (entry.waiters.length === 0) this.disarm(entry);
         resolve(null);
       };
-      if (request.waitTimeout !== undefined) {
-        waiter.timer = setTimeout(leave, request.waitTimeout);
-        waiter.timer.unref?.();
-      }
+      // (not unref'd: like any timer, a pending wait keeps the process alive until it ends)
+      if (request.waitTimeout !== undefined) waiter.timer = setTimeout(leave, request.waitTimeout);
       if (request.signal) {
         waiter.signal = request.signal;
         waiter.onAbort = leave;
         request.signal.addEventListener('abort', leave, { once: true });
       }
       entry.waiters.push(waiter);
-      this.arm(entry, key);
+      if (entry.expiry === undefined) this.arm(entry, key);
     });
   }
 
@@ -179,18 +181,21 @@ export class InMemoryLockProvider extends LockProvider {
   }
 
   private arm(entry: Entry, key: string): void {
-    entry.expiry ??= {
-      onTimer: () => {
+    this.disarm(entry);
+    entry.expiry = setTimeout(
+      () => {
+        entry.expiry = undefined;
         if (this.entries.get(key) !== entry || entry.waiters.length === 0) return;
         if (entry.owner !== undefined && entry.expiresAt > now()) this.arm(entry, key);
         else this.settle(entry, key);
       },
-    };
-    sharedTimer.schedule(entry.expiry, entry.expiresAt + 1);
+      Math.min(MAX_TIMER, Math.max(0, entry.expiresAt + 1 - now())),
+    );
   }
 
   private disarm(entry: Entry): void {
-    if (entry.expiry) sharedTimer.cancel(entry.expiry);
+    if (entry.expiry !== undefined) clearTimeout(entry.expiry);
+    entry.expiry = undefined;
   }
 
   private cleanup(waiter: Waiter): void {

@@ -617,10 +617,8 @@ export class PostgresLockProvider extends LockProvider {
           else resolve(result);
         },
       };
-      if (waitTimeout !== undefined) {
-        timer = setTimeout(() => this.leave(waiter), waitTimeout);
-        timer.unref?.();
-      }
+      // (not unref'd: like any timer, a pending wait keeps the process alive until it ends)
+      if (waitTimeout !== undefined) timer = setTimeout(() => this.leave(waiter), waitTimeout);
       signal?.addEventListener('abort', onAbort, { once: true });
       this.enqueue(waiter, recheckMs);
     });
