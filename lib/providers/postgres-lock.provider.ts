@@ -241,6 +241,8 @@ interface Waiter {
   readonly fences: number;
   readonly ticket: string;
   done: boolean;
+  /** It gave up (timeout, abort): its call answers `null` once its ticket is gone (or its grant released). */
+  leaving?: boolean;
   readonly settle: (result: LockGrant | null | Error) => void;
 }
 
@@ -433,7 +435,7 @@ export class PostgresLockProvider extends LockProvider {
     if (first.token !== null) return { fencingToken: first.token, fences };
     if (first.ticket === null) return null; // cannot happen: not granted means queued
     if (request.signal?.aborted || this.closed) {
-      this.dropTickets([first.ticket]);
+      await this.dropTicketsNow([first.ticket]);
       return null;
     }
     return this.wait(request, fences, first.ticket, watch.notified ? 0 : (first.heldMs ?? first.aheadMs ?? 50));
@@ -640,18 +642,35 @@ export class PostgresLockProvider extends LockProvider {
     else if (!queue.busy) this.arm(waiter.key, queue, recheckMs);
   }
 
-  /** A waiter gives up (timeout, abort): resolves `null`, leaves both queues, wakes the next. */
+  /**
+   * A waiter gives up (timeout, abort): leaves both queues, wakes the next,
+   * and resolves `null` once its ticket is gone from the table, so that its
+   * caller's next call never finds it in the way. A head whose statement is
+   * in flight is left to {@link retry}, which releases what that statement
+   * may grant.
+   */
   private leave(waiter: Waiter): void {
-    if (waiter.done) return;
-    waiter.settle(null);
+    if (waiter.done || waiter.leaving) return;
+    waiter.leaving = true;
     const queue = this.queues.get(waiter.key);
     const i = queue ? queue.waiters.indexOf(waiter) : -1;
+    if (queue && i === 0 && queue.busy) return;
     if (queue && i >= 0) {
       queue.waiters.splice(i, 1);
       if (queue.waiters.length === 0) this.forget(waiter.key, queue);
       else if (i === 0) this.kick(waiter.key);
     }
-    this.dropTickets([waiter.ticket]);
+    void this.track(this.dropTicketsNow([waiter.ticket]).then(() => waiter.settle(null)));
+  }
+
+  /** {@link dropTickets}, done when the entries are gone (or, the database being away, kept for later). Never rejects. */
+  private async dropTicketsNow(tickets: string[]): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.bounded('acquire', undefined, () => this.query(this.sql.dequeue, [tickets, this.names.raw]));
+    } catch {
+      this.orphans.push(...tickets);
+    }
   }
 
   /**
@@ -700,9 +719,9 @@ export class PostgresLockProvider extends LockProvider {
       if (token !== null) {
         const i = queue.waiters.indexOf(head);
         if (i >= 0) queue.waiters.splice(i, 1);
-        if (head.done) {
-          // It gave up while its turn came: hand the lock on.
-          void this.track(this.release(key, head.owner).catch(() => undefined));
+        if (head.done || head.leaving) {
+          // It gave up while its turn came: hand the lock on, then its call answers.
+          void this.track(this.release(key, head.owner).then(() => head.settle(null), () => head.settle(null)));
         } else {
           head.settle({ fencingToken: token, fences: head.fences, queued: true, leaseStartedAt });
         }
@@ -725,6 +744,12 @@ export class PostgresLockProvider extends LockProvider {
       }
     } finally {
       queue.busy = false;
+    }
+    if (head.leaving && queue.waiters[0] === head) {
+      // It gave up while its statement was in flight, which did not grant it the key.
+      queue.waiters.shift();
+      void this.track(this.dropTicketsNow([head.ticket]).then(() => head.settle(null)));
+      queue.again = true;
     }
     if (queue.waiters.length === 0) {
       this.forget(key, queue);

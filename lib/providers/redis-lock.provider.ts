@@ -618,18 +618,21 @@ export class RedisLockProvider extends LockProvider {
     });
   }
 
-  /** Timeout, abort or close: resolve `null` now, then leave the queue (passing the key on if granted meanwhile). */
+  /**
+   * Timeout, abort or close: sends the leave (passing the key on if it was
+   * granted meanwhile) before it resolves `null`. Calls on one connection run
+   * in the order they were written, so every later call of this provider
+   * finds the waiter gone. A call still in flight for the waiter may have
+   * been sent again after the leave (EVAL after NOSCRIPT): the waiter leaves
+   * once more after it.
+   */
   private giveUp(waiter: Waiter): void {
     if (waiter.settled) return;
     this.settle(waiter);
-    waiter.resolve(null);
+    const left = this.leave(waiter.key, waiter.owner);
     const inflight = waiter.inflight;
-    this.track(
-      (async () => {
-        await inflight?.catch(noop); // so that the leave runs after it, never before
-        await this.leave(waiter.key, waiter.owner);
-      })(),
-    );
+    this.track(inflight ? Promise.all([left, inflight.catch(noop)]).then(() => this.leave(waiter.key, waiter.owner)) : left);
+    waiter.resolve(null);
   }
 
   private settle(waiter: Waiter): void {

@@ -15,6 +15,11 @@ import { ownerTokenFor } from '../../lib/owner-token.js';
 
 export interface ConformanceTarget {
   provider: LockProvider;
+  /**
+   * A second provider on the same store through connections of its own (as
+   * another instance would be); closed with the suite. Default: `provider`.
+   */
+  peer?: LockProvider;
   /** Called after the suite, after provider.close(). */
   cleanup?: () => Promise<void>;
 }
@@ -33,6 +38,7 @@ export function describeLockProviderConformance(label: string, create: () => Pro
       p = target.provider;
     });
     afterAll(async () => {
+      if (target?.peer && target.peer !== p) await target.peer.close();
       await p?.close();
       await target?.cleanup?.();
     });
@@ -161,6 +167,23 @@ export function describeLockProviderConformance(label: string, create: () => Pro
       await p.release(key, 'holder');
       expect(await next).not.toBeNull();
       expect(await p.extend(key, 'impatient', 1_000)).toBe(false);
+    });
+
+    test('a wait that ended (timeout or abort) is in nobody\'s way once its call returned: a try right after the release gets the key', async () => {
+      const q = target.peer ?? p;
+      const spurious: string[] = [];
+      for (let i = 0; i < 32; i++) {
+        const k = `${key}:${i}`;
+        const ac = new AbortController();
+        expect(await q.acquire({ key: k, owner: 'holder', ttl: 30_000, wait: false })).not.toBeNull();
+        const waiting = p.acquire({ key: k, owner: 'waiter', ttl: 30_000, wait: true, ...(i % 2 ? { signal: ac.signal } : { waitTimeout: 30 }) });
+        if (i % 2) setTimeout(() => ac.abort(), 30);
+        expect(await waiting).toBeNull();
+        expect(await q.release(k, 'holder')).toBe(true);
+        // Through the waiter's provider and through the other one, in turn.
+        if (!(await (i % 4 < 2 ? p : q).acquire({ key: k, owner: 'try', ttl: 30_000, wait: false }))) spurious.push(i % 2 ? `abort ${i}` : `timeout ${i}`);
+      }
+      expect(spurious).toEqual([]);
     });
 
     test('waitTimeout 0 answers at once', async () => {

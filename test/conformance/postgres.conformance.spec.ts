@@ -6,5 +6,6 @@ const table = uniqueTable('conf');
 
 describeLockProviderConformance('PostgresLockProvider', async () => ({
   provider: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
+  peer: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
   cleanup: () => dropLockTables(table),
 }));

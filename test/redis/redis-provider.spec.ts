@@ -352,6 +352,18 @@ describe('a wait whose first call is slow (replies held back 500 ms)', () => {
     expect(Date.now() - started).toBeLessThan(450); // not the 500 ms of a call
     expect(await freed(key)).toBe(0);
   });
+
+  test('a wait that timed out with its queueing call in flight is out of the way of the same provider\'s next call', async () => {
+    const key = unique('left-in-flight');
+    await provider.acquire({ key, owner: 'holder', ttl: 30_000, wait: false });
+    // The queueing call reaches Redis at once; its reply comes 500 ms later, long after the 100 ms wait ended.
+    expect(await p.acquire({ key, owner: 'w', ttl: 30_000, wait: true, waitTimeout: 100 })).toBeNull();
+    expect(await provider.release(key, 'holder')).toBe(true);
+    // Sent after the wait ended: it must not find the key handed to the waiter that left.
+    const tried = await p.acquire({ key, owner: 'next', ttl: 30_000, wait: false });
+    expect(tried).not.toBeNull();
+    await p.release(key, 'next');
+  });
 });
 
 test('scripts still run after SCRIPT FLUSH (EVALSHA falls back to EVAL)', async () => {
