@@ -146,6 +146,8 @@ export class LockManager {
     this.provider = provider;
     this.logger = logger ?? silentLogger;
     this.keyPrefix = rest.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    // The in-memory store's test helpers (hold, isHeld) take lock names: tell it the prefix.
+    (provider as { useKeyPrefix?: (prefix: string) => void }).useKeyPrefix?.(this.keyPrefix);
     this.onEvent = rest.onEvent;
     this.defaults = {
       ttl: rest.ttl ?? DEFAULT_TTL,

@@ -1,5 +1,5 @@
 import { LockOptionsError } from './lock.errors.js';
-import { lockNameMessage, oneStoreMessage, optionMessage, unknownOptionMessage } from './lock.messages.js';
+import { lockNameMessage, objectInNameMessage, oneStoreMessage, optionMessage, unknownOptionMessage } from './lock.messages.js';
 import { LockProvider } from './lock-provider.interface.js';
 import type { LockCallOptions, LockModuleOptions } from './lock-options.interface.js';
 import { assertPostgresConnection, assertRedisConnection } from './providers/connection-options.validation.js';
@@ -10,6 +10,8 @@ const CALL_KEYS = new Set(['ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', '
 /** Checks a lock name; returns it. `where` says where the name came from, for the message. */
 export function assertLockName(name: unknown, where: string): string {
   if (typeof name !== 'string' || name.length === 0) throw new LockOptionsError(lockNameMessage(where, name));
+  // `order:${dto}` with an object: every call would share one lock.
+  if (name.includes('[object ')) throw new LockOptionsError(objectInNameMessage(where, name));
   return name;
 }
 

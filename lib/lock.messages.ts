@@ -33,6 +33,10 @@ export const requestedAfterCloseMessage = (name: string): string =>
 export const grantedAfterCloseMessage = (name: string): string =>
   `Lock "${name}" was granted after the lock manager closed (application shutdown); it was released again and nothing ran.`;
 
+export const holdConflictMessage = (name: string, key: string): string =>
+  `InMemoryLockProvider.hold("${name}"): the lock (key "${key}") is already held, by the app or by an earlier hold() not released yet; ` +
+  'release it first, or call reset() between tests.';
+
 // ---------------------------------------------------------------- log lines
 
 export const heldSkippedLog = (name: string): string =>
@@ -154,6 +158,22 @@ export const suspiciousNameLog = (where: string, name: string, segment: string):
 
 export const nameFunctionThrewMessage = (where: string, cause: string): string =>
   `${where}: the lock name function threw: ${cause}. Make it return a string for every argument the method gets.`;
+
+export const missingModuleKey = (className: string, method: string): string =>
+  `LockService, for @Locked on ${className}.${method}: import LockModule.forRoot() (or LockModule.forRootAsync()) in the app's root module`;
+
+export const noLockServiceMessage = (where: string): string =>
+  `${where}: no LockService on this instance. @Locked methods must belong to a class Nest creates (a provider or controller) ` +
+  'in an app that imports LockModule.forRoot() (or forRootAsync()); in plain code, use LockManager.withLock().';
+
+export const notAMethodMessage = (where: string, property: string): string =>
+  `${where}: @Locked() decorates methods only; ${property} is not a method. Move it to a method, or use LockService.withLock().`;
+
+export const staticMethodMessage = (where: string): string =>
+  `${where}: static methods cannot be locked; Nest injects LockService into instances only. Make it an instance method.`;
+
+export const invalidLockedArgumentsMessage = (got: string, withOptions: boolean): string =>
+  `@Locked(): expected a name (string), a name function or an options object, then optional options; got ${got}${withOptions ? ' and options' : ''}.`;
 
 export const connectionUrlMessage = (where: string, problem: string): string => `${where}: ${problem}.`;
 

@@ -1,6 +1,15 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import { LockOptionsError } from './lock.errors.js';
+import {
+  invalidLockedArgumentsMessage,
+  missingModuleKey,
+  nameFunctionThrewMessage,
+  noLockServiceMessage,
+  notAMethodMessage,
+  staticMethodMessage,
+  suspiciousNameLog,
+} from './lock.messages.js';
 import type { LockCallOptions } from './lock-options.interface.js';
 import { assertCallOptions, assertLockName } from './lock-options.validation.js';
 import { LockService, type LockedInvocation } from './lock.service.js';
@@ -14,9 +23,30 @@ export interface LockedOptions extends Omit<LockCallOptions, 'signal'> {
   name?: string | LockNameFactory;
 }
 
-const LOCK_SERVICE = Symbol('LockService');
 const SCHEDULER_TYPE = 'SCHEDULER_TYPE'; // @nestjs/schedule's metadata key on @Cron/@Interval/@Timeout methods
-const PROPERTY_DEPS = 'self:properties_metadata'; // Nest's property-injection metadata
+
+/**
+ * Per class, the property LockService is injected into. Its description is
+ * what Nest shows when no LockService can be injected (LockModule.forRoot()
+ * not imported): "Please make sure that the "Symbol(<description>)" property
+ * is available", so it says what to do and names the class and method.
+ * Property injection of a class token works the same on Nest 11 and 12.
+ */
+const serviceKeys = new WeakMap<object, symbol>();
+
+function serviceKey(target: object, className: string, method: string): symbol {
+  let key = serviceKeys.get(target);
+  if (key === undefined) {
+    key = Symbol(missingModuleKey(className, method));
+    serviceKeys.set(target, key);
+    Inject(LockService)(target, key);
+  }
+  return key;
+}
+
+/** `undefined`, `null` or `NaN` as a whole segment of a name (`user:undefined`, `a/null/b`). */
+const SUSPICIOUS_SEGMENT = /(?:^|[^A-Za-z0-9_])(undefined|null|NaN)(?![A-Za-z0-9_])/;
+const logger = new Logger('LockService');
 
 /**
  * Runs the method under a lock: takes it before the method, releases it in
@@ -58,14 +88,17 @@ export function Locked(name?: string | LockNameFactory | LockedOptions, options?
     const className = typeof target === 'function' ? (target as { name: string }).name : target.constructor.name;
     const where = `@Locked() on ${className}.${String(propertyKey)}`;
     if (!descriptor || typeof descriptor.value !== 'function') {
-      throw new LockOptionsError(`${where}: @Locked() decorates methods only; ${String(propertyKey)} is not a method.`);
+      throw new LockOptionsError(notAMethodMessage(where, String(propertyKey)));
     }
     if (typeof target === 'function') {
-      throw new LockOptionsError(`${where}: static methods cannot be locked; Nest injects LockService into instances only.`);
+      throw new LockOptionsError(staticMethodMessage(where));
     }
     const { name: lockName = `${className}.${String(propertyKey)}`, ...callOptions } = merged;
     if (typeof lockName !== 'function') assertLockName(lockName, where);
     assertCallOptions(callOptions, where);
+    const LOCK_SERVICE = serviceKey(target, className, String(propertyKey));
+    /** Whether this method's names were already found suspicious (warned once per method). */
+    let warned = typeof lockName === 'function' ? false : warnSuspicious(lockName, where);
 
     const original = descriptor.value as (...args: unknown[]) => unknown;
     const observable = Reflect.getMetadata?.('design:returntype', target, propertyKey) === Observable;
@@ -74,10 +107,7 @@ export function Locked(name?: string | LockNameFactory | LockedOptions, options?
     const wrapper = function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
       const service = this?.[LOCK_SERVICE];
       if (!(service instanceof LockService)) {
-        const error = new LockOptionsError(
-          `${where}: no LockService on this instance. @Locked methods must belong to a class Nest creates (a provider or controller) ` +
-            'in an app that imports LockModule.forRoot().',
-        );
+        const error = new LockOptionsError(noLockServiceMessage(where));
         return observable ? new Observable((s) => s.error(error)) : Promise.reject(error);
       }
       let name: string;
@@ -86,6 +116,7 @@ export function Locked(name?: string | LockNameFactory | LockedOptions, options?
       } catch (err) {
         return observable ? new Observable((s) => s.error(err)) : Promise.reject(err);
       }
+      if (!warned) warned = warnSuspicious(name, where);
       if (resolved?.service !== service) {
         // Read lazily: @Cron above @Locked adds its metadata to the wrapper after this decorator ran.
         const scheduled = Reflect.getMetadata?.(SCHEDULER_TYPE, wrapper) !== undefined;
@@ -102,9 +133,6 @@ export function Locked(name?: string | LockNameFactory | LockedOptions, options?
     Object.defineProperty(wrapper, 'name', { value: original.name, configurable: true });
     Object.defineProperty(wrapper, 'length', { value: original.length, configurable: true });
 
-    const injected = (Reflect.getOwnMetadata?.(PROPERTY_DEPS, target.constructor) ?? []) as Array<{ key: unknown }>;
-    if (!injected.some((dep) => dep.key === LOCK_SERVICE)) Inject(LockService)(target, LOCK_SERVICE);
-
     return { ...descriptor, value: wrapper };
   };
 }
@@ -114,15 +142,19 @@ function nameFrom(factory: LockNameFactory, args: unknown[], where: string): str
   try {
     name = factory(...args);
   } catch (err) {
-    throw new LockOptionsError(`${where}: the lock name function threw: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new LockOptionsError(nameFunctionThrewMessage(where, err instanceof Error ? err.message : String(err)), { cause: err });
   }
   return assertLockName(name, `${where} (name function)`);
 }
 
+/** Warns (through Nest's Logger) when `name` has an `undefined`/`null`/`NaN` segment; returns whether it did. */
+function warnSuspicious(name: string, where: string): boolean {
+  const m = SUSPICIOUS_SEGMENT.exec(name);
+  if (m === null) return false;
+  logger.warn(suspiciousNameLog(where, name, m[1]));
+  return true;
+}
+
 function invalidArguments(name: unknown, options: unknown): never {
-  throw new LockOptionsError(
-    `@Locked(): expected a name (string), a name function or an options object, then optional options; got ${
-      name === null ? 'null' : typeof name
-    }${options === undefined ? '' : ' and options'}.`,
-  );
+  throw new LockOptionsError(invalidLockedArgumentsMessage(name === null ? 'null' : typeof name, options !== undefined));
 }

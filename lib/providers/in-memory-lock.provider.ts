@@ -1,4 +1,5 @@
 import { LockError } from '../lock.errors.js';
+import { holdConflictMessage } from '../lock.messages.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from '../lock-provider.interface.js';
 import { ownerTokenFor } from '../owner-token.js';
 
@@ -123,38 +124,48 @@ export class InMemoryLockProvider extends LockProvider {
   }
 
   /**
-   * Test helper: holds `key` as "another instance" would, until the returned
-   * function is called (or `ttl` passes). Keys include the module's
-   * `keyPrefix` (default `'lock:'`). With `instanceId`, the hold names that
-   * instance as the holder: `hold('lock:leader:relay', { instanceId: 'replica-2' })`
-   * makes "another replica" the leader of `relay` (see `@Leader`).
-   * @throws {LockError} when `key` is already held.
+   * The key prefix that {@link hold} and {@link isHeld} put before a lock
+   * name. The lock manager (and so `LockModule`, also when a test passes this
+   * provider through `overrideProvider(LockProvider).useValue(...)`) sets it
+   * to its `keyPrefix` when it starts using the provider. Default `'lock:'`.
+   */
+  keyPrefix = 'lock:';
+
+  /** Told by the lock manager that uses this provider: its key prefix. @internal */
+  useKeyPrefix(prefix: string): void {
+    this.keyPrefix = prefix;
+  }
+
+  /**
+   * Test helper: holds the lock `name` (as you write it in `@Locked` or
+   * `withLock`; the module's `keyPrefix` is applied) as "another instance"
+   * would, until the returned function is called (or `ttl` passes). With
+   * `instanceId`, the hold names that instance as the holder:
+   * `hold('leader:relay', { instanceId: 'replica-2' })` makes "another
+   * replica" the leader of `relay` (see `@Leader`).
+   * @throws {LockError} when the lock is already held.
    *
    * @example
    * ```ts
-   * const release = await memory.hold('lock:payouts');
+   * const release = await memory.hold('payouts');
    * await request(app.getHttpServer()).post('/payouts').expect(409);
    * await release();
    * ```
    */
-  async hold(key: string, options: number | { ttl?: number; instanceId?: string } = {}): Promise<() => Promise<void>> {
+  async hold(name: string, options: number | { ttl?: number; instanceId?: string } = {}): Promise<() => Promise<void>> {
     const { ttl = 2 ** 31 - 1, instanceId } = typeof options === 'number' ? { ttl: options } : options;
     const owner = instanceId === undefined ? `test-hold:${++this.fence}` : ownerTokenFor(instanceId);
+    const key = this.keyPrefix + name;
     const grant = await this.acquire({ key, owner, ttl, wait: false });
-    if (!grant) {
-      throw new LockError(
-        `InMemoryLockProvider.hold("${key}"): the key is already held (by the app, or by an earlier hold() not released yet); ` +
-          'release it first, or call reset() between tests.',
-      );
-    }
+    if (!grant) throw new LockError(holdConflictMessage(name, key));
     return async () => {
       await this.release(key, owner);
     };
   }
 
-  /** Test helper: whether `key` (prefix included) is held now. */
-  isHeld(key: string): boolean {
-    const entry = this.entries.get(key);
+  /** Test helper: whether the lock `name` (the module's `keyPrefix` applied) is held now. */
+  isHeld(name: string): boolean {
+    const entry = this.entries.get(this.keyPrefix + name);
     return !!entry && entry.owner !== undefined && entry.expiresAt > now();
   }
 

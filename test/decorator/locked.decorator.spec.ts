@@ -195,7 +195,7 @@ describe('@Locked on providers', () => {
   test('runs with this = the instance, passes the return value, releases after', async () => {
     expect(await jobs.run(21)).toBe(42);
     expect((jobs.calls[0] as { self: unknown }).self).toBe(jobs);
-    expect(memory.isHeld('lock:jobs.run')).toBe(false);
+    expect(memory.isHeld('jobs.run')).toBe(false);
   });
 
   test('keeps the function name', () => {
@@ -222,9 +222,9 @@ describe('@Locked on providers', () => {
 
   test('a thrown error passes through unchanged and the lock is released (async and sync methods)', async () => {
     await expect(jobs.fail()).rejects.toThrow(RangeError);
-    expect(memory.isHeld('lock:jobs.fail')).toBe(false);
+    expect(memory.isHeld('jobs.fail')).toBe(false);
     await expect(jobs.syncThrow()).rejects.toThrow(TypeError);
-    expect(memory.isHeld('lock:jobs.syncThrow')).toBe(false);
+    expect(memory.isHeld('jobs.syncThrow')).toBe(false);
   });
 
   test('a name function receives the arguments; different names never block each other', async () => {
@@ -254,7 +254,7 @@ describe('@Locked on providers', () => {
   test('nesting the same name fails at once; reentrant: true runs under the outer lock', async () => {
     await expect(jobs.outer(false)).rejects.toBeInstanceOf(LockReentryError);
     expect(await jobs.outer(true)).toBe('inner-reentrant');
-    expect(memory.isHeld('lock:jobs.outer')).toBe(false);
+    expect(memory.isHeld('jobs.outer')).toBe(false);
   });
 
   test('an Observable keeps the lock until it completes', async () => {
@@ -262,21 +262,21 @@ describe('@Locked on providers', () => {
     expect(stream).toBeInstanceOf(Observable);
     const value = firstValueFrom(stream.pipe(toArray()));
     await sleep(20);
-    expect(memory.isHeld('lock:jobs.stream')).toBe(true);
+    expect(memory.isHeld('jobs.stream')).toBe(true);
     jobs.gate.next();
     expect(await value).toEqual([1]);
     await sleep(10);
-    expect(memory.isHeld('lock:jobs.stream')).toBe(false);
+    expect(memory.isHeld('jobs.stream')).toBe(false);
   });
 
   test('an Observable releases the lock when unsubscribed, and a second subscriber meanwhile gets LockAcquireError', async () => {
     const sub = jobs.stream().subscribe();
     await sleep(20);
-    expect(memory.isHeld('lock:jobs.stream')).toBe(true);
+    expect(memory.isHeld('jobs.stream')).toBe(true);
     await expect(lastValueFrom(jobs.stream())).rejects.toBeInstanceOf(LockAcquireError);
     sub.unsubscribe();
     await sleep(10);
-    expect(memory.isHeld('lock:jobs.stream')).toBe(false);
+    expect(memory.isHeld('jobs.stream')).toBe(false);
   });
 
   test('calling a locked method on an instance Nest did not create fails with a clear LockOptionsError', async () => {
@@ -317,7 +317,7 @@ describe('@Locked keeps other decorators working in either order', () => {
       expect(registry.getTimeouts()).toContain('timeout-above');
       const s = app.get(Scheduled);
       // What the scheduler calls is the locked method: hold its lock and fire the job.
-      const release = await memory.hold('lock:sched.cronAbove');
+      const release = await memory.hold('sched.cronAbove');
       await registry.getCronJob('cron-above').fireOnTick();
       await registry.getCronJob('cron-below').fireOnTick();
       await sleep(50);
@@ -394,7 +394,8 @@ describe('LockModule options are validated at forRoot and at boot for forRootAsy
       imports: [LockModule.forRootAsync({ useFactory: () => ({ provider: memory, keyPrefix: 'async:' }) })],
     }).compile();
     const svc = ref.get(LockService);
-    await svc.withLock('x', () => expect(memory.isHeld('async:x')).toBe(true));
+    await svc.withLock('x', () => expect(memory.isHeld('x')).toBe(true));
+    expect(memory.keyPrefix).toBe('async:');
     expect(ref.get(LockProvider)).toBe(memory);
   });
 });

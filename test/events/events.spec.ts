@@ -54,12 +54,12 @@ describe('onEvent sees every lock operation, with names and durations', () => {
     expect(acquired).toMatchObject({ fencingToken: expect.any(Number), waitMs: expect.any(Number) });
     expect((released as Extract<LockEvent, { type: 'released' }>).heldMs).toBeGreaterThanOrEqual(15);
 
-    const releaseSkip = await memory.hold('lock:ev:skip');
+    const releaseSkip = await memory.hold('ev:skip');
     await work.skip();
     await releaseSkip();
     expect(events.filter((e) => e.name === 'ev:skip').map((e) => e.type)).toEqual(['contended', 'skipped']);
 
-    const releaseWait = await memory.hold('lock:ev:wait');
+    const releaseWait = await memory.hold('ev:wait');
     await expect(work.wait()).rejects.toThrow(/Timed out/);
     await releaseWait();
     expect(events.find((e) => e.type === 'timeout' && e.name === 'ev:wait')).toMatchObject({ waitMs: expect.any(Number) });

@@ -137,7 +137,7 @@ describe.each(httpAdapters)('@Locked over HTTP (%s)', (_name, adapter) => {
     expect(statuses).toEqual([201, 500, 500, 500, 500, 500]);
     expect(counter.entered).toBe(1);
     expect(counter.maxInside).toBe(1);
-    expect(memory.isHeld('lock:payouts')).toBe(false);
+    expect(memory.isHeld('payouts')).toBe(false);
     // After the holder finished, the next request enters.
     await request(server).post('/payouts').expect(201);
   });
@@ -153,7 +153,7 @@ describe.each(httpAdapters)('@Locked over HTTP (%s)', (_name, adapter) => {
   });
 
   test('a lock held by "another instance" answers 409 through the filter (instance or class form)', async () => {
-    const release = await memory.hold('lock:payouts');
+    const release = await memory.hold('payouts');
     try {
       await request(app.getHttpServer()).post('/filtered/payouts').expect(409);
       await request(app.getHttpServer()).post('/by-class/payouts').expect(409);
@@ -196,12 +196,12 @@ describe.each(httpAdapters)('@Locked over HTTP (%s)', (_name, adapter) => {
     });
     const pending = sse.then((r) => r);
     await sleep(150);
-    expect(memory.isHeld('lock:events')).toBe(true);
+    expect(memory.isHeld('events')).toBe(true);
     const response = await pending;
     expect(response.status).toBe(200);
     expect(String(response.body)).toContain('data: 2');
     await sleep(20);
-    expect(memory.isHeld('lock:events')).toBe(false);
+    expect(memory.isHeld('events')).toBe(false);
   });
 
   test('an Observable route holds the lock while streaming, and a second request meanwhile gets 500', async () => {

@@ -181,7 +181,7 @@ test('a campaign without run leads until stopped; isLeader and leadership() foll
 
 test('InMemoryLockProvider.hold() with an instance id makes "another replica" the leader', async () => {
   const a = make('me');
-  const release = await memory.hold('lock:leader:relay', { instanceId: 'replica-7' });
+  const release = await memory.hold('leader:relay', { instanceId: 'replica-7' });
   const runs: Array<{ token: number; at: number }> = [];
   a.election.campaign('relay', { run: loop(runs) });
   await sleep(200);

@@ -52,11 +52,11 @@ describe('the sample digest task', () => {
     await app.init();
     try {
       const task = app.get(DigestTask);
-      const release = await memory.hold('lock:digest');
+      const release = await memory.hold('digest');
       expect(await task.send()).toBeUndefined(); // skipped: no error thrown into the scheduler
       await release();
       await task.send();
-      expect(memory.isHeld('lock:digest')).toBe(true); // holdAtLeast keeps it for a few seconds
+      expect(memory.isHeld('digest')).toBe(true); // holdAtLeast keeps it for a few seconds
       const jobs = app.get(SchedulerRegistry).getCronJobs();
       expect(jobs.size).toBe(1); // the @Cron above @Locked is registered
     } finally {

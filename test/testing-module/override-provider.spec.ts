@@ -39,25 +39,25 @@ describe('overrideProvider(LockProvider) in a test module', () => {
   });
 
   test('a route answers 409 while "another instance" holds its lock, and runs once it is free', async () => {
-    const release = await memory.hold('lock:reports');
+    const release = await memory.hold('reports');
     await request(app.getHttpServer()).post('/reports').expect(409);
-    expect(memory.isHeld('lock:reports')).toBe(true);
+    expect(memory.isHeld('reports')).toBe(true);
     await release();
     const res = await request(app.getHttpServer()).post('/reports').expect(201);
     expect(res.body).toEqual({ runs: 1 });
   });
 
   test('hold() on a key already held fails with a LockError that says what to do', async () => {
-    const release = await memory.hold('lock:twice');
-    await expect(memory.hold('lock:twice')).rejects.toThrow(LockError);
-    await expect(memory.hold('lock:twice')).rejects.toThrow(/already held.*reset\(\)/);
+    const release = await memory.hold('twice');
+    await expect(memory.hold('twice')).rejects.toThrow(LockError);
+    await expect(memory.hold('twice')).rejects.toThrow(/already held.*reset\(\)/);
     await release();
-    await (await memory.hold('lock:twice'))();
+    await (await memory.hold('twice'))();
   });
 
   test('closing the app does not close a provider passed in by the test', async () => {
-    const release = await memory.hold('lock:other');
-    expect(memory.isHeld('lock:other')).toBe(true);
+    const release = await memory.hold('other');
+    expect(memory.isHeld('other')).toBe(true);
     await release();
   });
 });

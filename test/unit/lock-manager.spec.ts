@@ -46,29 +46,29 @@ describe('LockManager.withLock', () => {
   test('returns the result, and releases on success', async () => {
     const { m, provider } = manager();
     expect(await m.withLock('a', () => 42)).toBe(42);
-    expect(provider.isHeld('lock:a')).toBe(false);
+    expect(provider.isHeld('a')).toBe(false);
   });
 
   test('passes the error through unchanged, and releases on throw and on rejection', async () => {
     const { m, provider } = manager();
     const boom = new Error('boom');
     await expect(m.withLock('a', () => { throw boom; })).rejects.toBe(boom);
-    expect(provider.isHeld('lock:a')).toBe(false);
+    expect(provider.isHeld('a')).toBe(false);
     await expect(m.withLock('a', async () => { await sleep(1); throw boom; })).rejects.toBe(boom);
-    expect(provider.isHeld('lock:a')).toBe(false);
+    expect(provider.isHeld('a')).toBe(false);
   });
 
   test('holds the lock while fn runs, under the key prefix', async () => {
     const { m, provider } = manager({ keyPrefix: 'app:' });
     await m.withLock('a', async () => {
-      expect(provider.isHeld('app:a')).toBe(true);
+      expect(provider.isHeld('a')).toBe(true);
     });
-    expect(provider.isHeld('app:a')).toBe(false);
+    expect(provider.isHeld('a')).toBe(false);
   });
 
   test("onHeld 'throw' (default) throws LockAcquireError naming the lock, without running fn", async () => {
     const { m, provider } = manager();
-    const release = await provider.hold('lock:payouts');
+    const release = await provider.hold('payouts');
     const fn = jest.fn();
     const err: any = await m.withLock("payouts", fn).catch((e: any) => e);
     expect(err).toBeInstanceOf(LockAcquireError);
@@ -81,7 +81,7 @@ describe('LockManager.withLock', () => {
 
   test("onHeld 'skip' returns undefined without running fn", async () => {
     const { m, provider, events } = manager();
-    const release = await provider.hold('lock:a');
+    const release = await provider.hold('a');
     const fn = jest.fn();
     expect(await m.withLock('a', fn, { onHeld: 'skip' })).toBeUndefined();
     expect(fn).not.toHaveBeenCalled();
@@ -110,7 +110,7 @@ describe('LockManager.withLock', () => {
 
   test("onHeld 'wait' with waitTimeout throws LockAcquireError('timeout')", async () => {
     const { m, provider, events } = manager();
-    const release = await provider.hold('lock:a');
+    const release = await provider.hold('a');
     const started = Date.now();
     const err = await m.withLock('a', () => 1, { onHeld: 'wait', waitTimeout: 200 }).catch((e: any) => e);
     expect(err).toBeInstanceOf(LockAcquireError);
@@ -122,7 +122,7 @@ describe('LockManager.withLock', () => {
 
   test('an aborted signal ends a wait with the signal reason', async () => {
     const { m, provider } = manager();
-    const release = await provider.hold('lock:a');
+    const release = await provider.hold('a');
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error('client went away')), 50);
     await expect(m.withLock('a', () => 1, { onHeld: 'wait', signal: ac.signal })).rejects.toThrow('client went away');
@@ -150,11 +150,11 @@ describe('LockManager.withLock', () => {
     const result = await m.withLock('a', async (outer) => {
       const inner = await m.withLock('a', (h) => h, { reentrant: true });
       expect(inner).toBe(outer);
-      expect(provider.isHeld('lock:a')).toBe(true);
+      expect(provider.isHeld('a')).toBe(true);
       return 'ok';
     });
     expect(result).toBe('ok');
-    expect(provider.isHeld('lock:a')).toBe(false);
+    expect(provider.isHeld('a')).toBe(false);
   });
 
   test('sibling calls outside a lock are not mistaken for nesting', async () => {
@@ -234,7 +234,7 @@ describe('handles: acquire, tryAcquire, fencing, release', () => {
     const h = await m.acquire('a', { ttl: 200, renew: false });
     await h.extend(5_000);
     await sleep(400);
-    expect(provider.isHeld('lock:a')).toBe(true);
+    expect(provider.isHeld('a')).toBe(true);
     await h.release();
     await expect(h.extend(1_000)).rejects.toBeInstanceOf(LockLostError);
   });
@@ -244,8 +244,8 @@ describe('handles: acquire, tryAcquire, fencing, release', () => {
     await m.acquire('a');
     await m.acquire('b');
     await m.close();
-    expect(provider.isHeld('lock:a')).toBe(false);
-    expect(provider.isHeld('lock:b')).toBe(false);
+    expect(provider.isHeld('a')).toBe(false);
+    expect(provider.isHeld('b')).toBe(false);
     await expect(m.acquire('c')).rejects.toThrow(/closed/);
   });
 
@@ -272,7 +272,7 @@ describe('leases', () => {
       await sleep(2_000);
       expect(lock.held).toBe(true);
       expect(lock.signal.aborted).toBe(false);
-      expect(provider.isHeld('lock:long')).toBe(true);
+      expect(provider.isHeld('long')).toBe(true);
     }, { ttl: 600 });
     expect(events.filter((e) => e.type === 'extended').length).toBeGreaterThanOrEqual(2);
   });
@@ -296,7 +296,7 @@ describe('leases', () => {
     await sleep(400);
     const next = await m.acquire('x');
     expect(await old.release()).toBe(false);
-    expect(provider.isHeld('lock:x')).toBe(true);
+    expect(provider.isHeld('x')).toBe(true);
     await next.release();
   });
 
@@ -327,16 +327,16 @@ describe('leases', () => {
   test('holdAtLeast keeps the lock after a fast section, then frees it', async () => {
     const { m, provider } = manager();
     await m.withLock('tick', () => 1, { holdAtLeast: 400 });
-    expect(provider.isHeld('lock:tick')).toBe(true);
+    expect(provider.isHeld('tick')).toBe(true);
     expect(await m.tryAcquire('tick')).toBeNull();
     await sleep(700);
-    expect(provider.isHeld('lock:tick')).toBe(false);
+    expect(provider.isHeld('tick')).toBe(false);
   });
 
   test('holdAtLeast does not extend a section that already ran longer', async () => {
     const { m, provider } = manager();
     await m.withLock('slow', () => sleep(150), { holdAtLeast: 50 });
-    expect(provider.isHeld('lock:slow')).toBe(false);
+    expect(provider.isHeld('slow')).toBe(false);
   });
 
   test('renewal through a failing store aborts the signal once the lease ends', async () => {

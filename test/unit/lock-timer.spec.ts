@@ -80,9 +80,9 @@ describe('in-memory answers without a promise', () => {
     let inside!: () => void;
     const running = m.withLock('three', () => new Promise<void>((r) => (inside = r)));
     await sleep(10);
-    expect(['lock:one', 'lock:two', 'lock:three'].map((k) => p.isHeld(k))).toEqual([true, true, true]);
+    expect(['one', 'two', 'three'].map((k) => p.isHeld(k))).toEqual([true, true, true]);
     await m.releaseAll();
-    expect(['lock:one', 'lock:two', 'lock:three'].map((k) => p.isHeld(k))).toEqual([false, false, false]);
+    expect(['one', 'two', 'three'].map((k) => p.isHeld(k))).toEqual([false, false, false]);
     inside();
     await running;
   });
@@ -109,7 +109,7 @@ describe('close() during an acquisition in flight', () => {
     await m.close();
     // close() waited for the store's answer, and released what it granted, before the store closes.
     expect(provider.released).toEqual(['lock:late']);
-    expect(provider.isHeld('lock:late')).toBe(false);
+    expect(provider.isHeld('late')).toBe(false);
     await provider.close();
     await expect(late).rejects.toThrow(/granted after the lock manager closed/);
     expect(errors).toEqual([]);
