@@ -1,0 +1,123 @@
+/**
+ * The README is the front door: every ```ts block a user would paste is
+ * type-checked against the built package (`nest-lock` resolves to dist/, as
+ * it would from node_modules), and the "Testing your app" block runs as a
+ * test, as written. A block that is deliberately partial (a method, a class
+ * body) is marked with `<!-- readme:fragment -->` on the line before it.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Under the package (so `nest-lock` resolves to the built package by its own name) and out of git and of the test suite's own files. */
+const work = join(root, 'dist', 'readme-check');
+const FRAGMENT = '<!-- readme:fragment -->';
+
+interface Block {
+  /** Line of the opening fence (1-based). */
+  line: number;
+  code: string;
+  fragment: boolean;
+  /** The `##` heading the block is under. */
+  section: string;
+}
+
+function tsBlocks(markdown: string): Block[] {
+  const lines = markdown.split('\n');
+  const blocks: Block[] = [];
+  let section = '';
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i].startsWith('## ')) section = lines[i].slice(3).trim();
+    const fence = /^```(\w*)\s*$/.exec(lines[i]);
+    if (!fence) continue;
+    const end = lines.findIndex((l, j) => j > i && l.startsWith('```'));
+    if (fence[1] === 'ts' || fence[1] === 'typescript') {
+      let before = i - 1;
+      while (before >= 0 && lines[before].trim() === '') before--;
+      blocks.push({ line: i + 1, code: lines.slice(i + 1, end).join('\n'), fragment: lines[before]?.trim() === FRAGMENT, section });
+    }
+    i = end;
+  }
+  return blocks;
+}
+
+function run(file: string, args: string[], timeout: number): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile(file, args, { cwd: root, timeout, env: { ...process.env, NODE_OPTIONS: '--experimental-vm-modules' } }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: stdout + stderr });
+    });
+  });
+}
+
+const blocks = tsBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
+
+beforeAll(() => {
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+});
+
+describe('README code blocks', () => {
+  test('the README has ts blocks, most of them complete', () => {
+    expect(blocks.length).toBeGreaterThan(10);
+    expect(blocks.filter((b) => !b.fragment).length).toBeGreaterThan(blocks.length / 2);
+  });
+
+  test('every ts block not marked as a fragment type-checks against the built package (and a wrong one fails)', async () => {
+    const files: string[] = [];
+    for (const block of blocks.filter((b) => !b.fragment)) {
+      const file = `readme-line-${block.line}.ts`;
+      // `export {}`: each block is a module of its own, as a file in a user's app is.
+      writeFileSync(join(work, file), `${block.code}\nexport {};\n`);
+      files.push(file);
+    }
+    // A control: the same check must reject a block that misuses the API.
+    writeFileSync(join(work, 'control-wrong.ts'), "import { LockModule } from 'nest-lock';\nLockModule.forRoot({ ttl: '30s' });\nexport {};\n");
+    files.push('control-wrong.ts');
+    writeFileSync(
+      join(work, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          lib: ['ES2023'],
+          types: ['node', 'jest'],
+          typeRoots: [join(root, 'node_modules', '@types')],
+          strict: true,
+          experimentalDecorators: true,
+          emitDecoratorMetadata: true,
+          skipLibCheck: true,
+          esModuleInterop: true,
+          noEmit: true,
+        },
+        files,
+      }),
+    );
+    const { output } = await run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(work, 'tsconfig.json')], 120_000);
+    const errors = output.split('\n').filter((l) => /error TS\d+/.test(l));
+    expect(errors.some((l) => l.startsWith('control-wrong.ts') || l.includes('/control-wrong.ts'))).toBe(true);
+    // Each error names the README line of its block's fence.
+    expect(errors.filter((l) => !l.includes('control-wrong.ts'))).toEqual([]);
+  }, 150_000);
+
+  test('the "Testing your app" block runs as a test, as written, and passes', async () => {
+    const testing = blocks.filter((b) => b.section === 'Testing your app' && !b.fragment);
+    expect(testing).toHaveLength(1);
+    const file = join(work, 'testing-your-app.spec.ts');
+    writeFileSync(file, testing[0].code);
+    const jestConfig = ((await import(pathToFileURL(join(root, 'jest.config.js')).href)) as { default: { moduleNameMapper: Record<string, string> } }).default;
+    const config = {
+      ...jestConfig,
+      rootDir: root,
+      testMatch: [file],
+      // In the user's app `nest-lock` comes from node_modules; here, the same code from the sources (one copy of the classes).
+      moduleNameMapper: { ...jestConfig.moduleNameMapper, '^nest-lock$': '<rootDir>/lib/index.ts' },
+    };
+    const { code, output } = await run(process.execPath, [join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '--runInBand', '--ci', '--config', JSON.stringify(config)], 120_000);
+    expect(output).toMatch(/Tests:\s+\d+ passed, \d+ total/);
+    expect(output).not.toMatch(/failed/);
+    expect(code).toBe(0);
+  }, 150_000);
+});
