@@ -19,7 +19,8 @@ export default {
     // .cts files are CommonJS, as Node runs their compiled .cjs.
     '^.+\\.cts$': ['@swc/jest', { ...swc, module: { type: 'commonjs' } }],
   },
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^(\\.{1,2}/.*)\\.cjs$': '$1.cts' },
+  // lib's .cts sources are imported as .cjs; packages' own .cjs files (e.g. @opentelemetry/*) stay as they are.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^(\\.{1,2}/(?:.*/)?require-peer)\\.cjs$': '$1.cts' },
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
   // The example apps under test/apps run their own specs with their own runners.
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/apps/'],

@@ -24,7 +24,9 @@ export { LockManager, DEFAULT_TTL, DEFAULT_KEY_PREFIX, type LockManagerOptions }
 export type { LockHandle } from './lock-handle.js';
 export { currentLock } from './lock.context.js';
 export type { LockCallOptions, LockModuleOptions, OnHeld } from './lock-options.interface.js';
-export type { LockEvent, LockEventType, LeadershipEndReason } from './lock-events.interface.js';
+export type { LockEvent, LockEventType, LeadershipEndReason, LockOutcome } from './lock-events.interface.js';
+export type { LockTelemetryOptions } from './telemetry/lock-telemetry-options.interface.js';
+export { LOCK_METRICS, LOCK_ATTRIBUTES, OTHER_LOCK_NAME } from './telemetry/telemetry-names.js';
 export type { LockLogger } from './lock-logger.interface.js';
 export { LockError, LockAcquireError, LockStoreError, LockLostError, LockReentryError, LockOptionsError } from './lock.errors.js';
 export { LeaderElection, defaultInstanceId, type LeaderElectionOptions } from './leader/leader-election.js';

@@ -54,7 +54,7 @@ export interface HeldLockContext {
   readonly held: TimedList;
   readonly managerId: number;
   /** Whether anyone listens to events (durations are measured only then). */
-  readonly observed: boolean;
+  observed: boolean;
   /** Logs a store failure, once per cause and interval (the repeats are counted and summarized). */
   readonly logStoreFailure: (level: 'warn' | 'error', error: unknown, line: string) => void;
 }
@@ -65,6 +65,7 @@ export interface HeldLockSettings {
   readonly renew: boolean;
   readonly maxHold?: number;
   readonly holdAtLeast?: number;
+  readonly label?: string;
 }
 
 const now = (): number => performance.now();
@@ -86,6 +87,8 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   leaseEnd: number;
   /** The callers of this process for the same key, when the store reserves fencing tokens for local hand-offs. @internal */
   cohort: Pick<LockCohort<CohortWaiter>, 'handOver' | 'left' | 'queued'> | undefined;
+  /** The grant came after waiting behind another holder. @internal */
+  queued = false;
   private renewing = false;
   /** Renewal stopped short of a full `ttl` because of `maxHold`. */
   private capped = false;
@@ -119,6 +122,11 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
 
   get held(): boolean {
     return this.state === 'held';
+  }
+
+  /** The call's `label` option. @internal */
+  get label(): string | undefined {
+    return this.settings.label;
   }
 
   /** {@link LockEntry}: this lock. @internal */
@@ -199,7 +207,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   }
 
   private released(wasHeld: boolean, heldMs: number): boolean {
-    if (wasHeld && this.ctx.observed) this.ctx.emit({ type: 'released', name: this.name, fencingToken: this.fencingToken, heldMs });
+    if (wasHeld && this.ctx.observed) this.ctx.emit({ type: 'released', name: this.name, label: this.settings.label, fencingToken: this.fencingToken, heldMs });
     return wasHeld;
   }
 
@@ -219,7 +227,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     const reason = new LockLostError(this.name, detail);
     this.ctx.logger.warn(reason.message);
     this.lostReason = reason;
-    this.ctx.emit({ type: 'lost', name: this.name, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, reason: detail });
+    this.ctx.emit({ type: 'lost', name: this.name, label: this.settings.label, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, reason: detail });
     this.controller?.abort(reason);
   }
 

@@ -2,7 +2,7 @@ import { FENCE_BLOCK, LockCohort, type CohortHost, type CohortWaiter } from './l
 import { HeldLock, type HeldLockContext, type LockHandle } from './lock-handle.js';
 import { findInScope, lockScope, type LockEntry, type LockScope } from './lock.context.js';
 import { LockAcquireError, LockError, LockOptionsError, LockReentryError, LockStoreError } from './lock.errors.js';
-import type { LockEvent } from './lock-events.interface.js';
+import type { LockEvent, LockOutcome } from './lock-events.interface.js';
 import { silentLogger, type LockLogger } from './lock-logger.interface.js';
 import { LogWindow } from './lock-log-window.js';
 import {
@@ -20,6 +20,7 @@ import { assertCallOptions, assertLockName, assertModuleOptions } from './lock-o
 import { isThenable, type LockGrant, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
 import { TimedList } from './lock-timer.js';
 import { newOwnerToken, ownerTokenFor } from './owner-token.js';
+import { startTelemetry } from './telemetry/lock-telemetry.js';
 
 /** Default lease, in ms. */
 export const DEFAULT_TTL = 30_000;
@@ -45,6 +46,7 @@ export interface ResolvedCallOptions {
   signal?: AbortSignal;
   /** Name this instance in the owner token, so that the store's `holder()` can tell who holds the lock (leader election). */
   instanceId?: string;
+  label?: string;
 }
 
 export type { LockEntry } from './lock.context.js';
@@ -91,6 +93,11 @@ let nextManagerId = 1;
 /** Longest wait of `close()` for tries in flight, in ms. */
 const CLOSE_DRAIN_MS = 10_000;
 const asIs = <T>(value: T): T => value;
+/** A lock that a waiter of this process got after queueing here: it waited. */
+const queuedHere = (lock: HeldLock | null): HeldLock | null => {
+  if (lock) lock.queued = true;
+  return lock;
+};
 const now = (): number => performance.now();
 /** How often repeated log lines (a held lock, a store failure of the same cause) are summarized, in ms. */
 const LOG_INTERVAL_MS = 60_000;
@@ -120,7 +127,12 @@ export class LockManager {
   readonly keyPrefix: string;
   protected readonly logger: LockLogger;
   private readonly defaults: ResolvedCallOptions;
-  private readonly onEvent?: (event: LockEvent) => void;
+  /** `defaults` for a try (`tryAcquire`), whatever the module's `onHeld`. */
+  private readonly tryDefaults: ResolvedCallOptions;
+  /** Event listeners (`onEvent`, telemetry, the lock page): an empty list costs the lock path nothing. */
+  private listeners: ReadonlyArray<(event: LockEvent) => void> = [];
+  /** Whether anyone listens to events. */
+  private observed = false;
   private readonly id = nextManagerId++;
   /** The locks this manager holds (an intrusive list; also what calls them back for renewal). */
   private readonly held = new TimedList();
@@ -148,7 +160,6 @@ export class LockManager {
     this.keyPrefix = rest.keyPrefix ?? DEFAULT_KEY_PREFIX;
     // The in-memory store's test helpers (hold, isHeld) take lock names: tell it the prefix.
     (provider as { useKeyPrefix?: (prefix: string) => void }).useKeyPrefix?.(this.keyPrefix);
-    this.onEvent = rest.onEvent;
     this.defaults = {
       ttl: rest.ttl ?? DEFAULT_TTL,
       onHeld: rest.onHeld ?? 'throw',
@@ -158,15 +169,18 @@ export class LockManager {
       reentrant: false,
       failOpen: false,
     };
+    this.tryDefaults = { ...this.defaults, onHeld: 'throw' };
     this.context = {
       provider,
       logger: this.logger,
       emit: (event) => this.emit(event),
       held: this.held,
       managerId: this.id,
-      observed: this.onEvent !== undefined,
+      observed: false,
       logStoreFailure: (level, error, line) => this.logStoreFailure(level, error, line),
     };
+    if (rest.onEvent) this.subscribe(rest.onEvent);
+    startTelemetry(this, rest.telemetry, this.logger);
     this.cohorts = (rest.localHandOff ?? true) && provider.fenceBlocks === true ? new Map() : undefined;
     this.cohortHost = {
       handTo: (waiter, from, fencingToken, leaseMs, cohort) => this.handTo(waiter, from, fencingToken, leaseMs, cohort),
@@ -185,8 +199,10 @@ export class LockManager {
   async tryAcquire(name: string, options?: Omit<LockCallOptions, 'onHeld' | 'waitTimeout'>): Promise<LockHandle | null> {
     assertLockName(name, 'tryAcquire()');
     assertCallOptions(options, `tryAcquire("${name}")`);
-    const resolved = this.resolve(options);
-    return this.take(name, this.keyPrefix + name, resolved, false, undefined, asIs);
+    const resolved = options ? { ...this.resolve(options), onHeld: 'throw' as const } : this.tryDefaults;
+    const key = this.keyPrefix + name;
+    if (this.observed) return this.watch(name, resolved, false, () => this.take(name, key, resolved, false, undefined, asIs), asIs);
+    return this.take(name, key, resolved, false, undefined, asIs);
   }
 
   /**
@@ -200,7 +216,11 @@ export class LockManager {
     assertCallOptions(options, `acquire("${name}")`);
     const resolved = { ...this.resolve(options), onHeld: 'wait' as const };
     const started = now();
-    const handle = await this.take(name, this.keyPrefix + name, resolved, true, undefined, asIs);
+    const key = this.keyPrefix + name;
+    if (this.observed) {
+      return this.watch(name, resolved, true, () => this.take(name, key, resolved, true, undefined, asIs), (l) => l ?? this.throwWaitFailed(name, resolved, started));
+    }
+    const handle = await this.take(name, key, resolved, true, undefined, asIs);
     if (!handle) throw this.waitFailed(name, resolved, started);
     return handle;
   }
@@ -240,6 +260,25 @@ export class LockManager {
     const scope = lockScope.getStore();
     if (name !== undefined) return findInScope(scope, this.id, this.keyPrefix + name);
     return scope;
+  }
+
+  /**
+   * Adds an event listener (like the `onEvent` option); returns a function
+   * that removes it. Listeners must not throw: errors are logged and ignored.
+   * With no listener, events cost the lock path nothing.
+   */
+  subscribe(listener: (event: LockEvent) => void): () => void {
+    this.listeners = [...this.listeners, listener];
+    this.observed = this.context.observed = true;
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+      this.observed = this.context.observed = this.listeners.length > 0;
+    };
+  }
+
+  /** The locks this manager holds now (for telemetry and inspection). @internal */
+  heldLocks(): HeldLock[] {
+    return this.held.members() as HeldLock[];
   }
 
   /** Releases every lock this manager still holds and stops their renewal. */
@@ -316,6 +355,7 @@ export class LockManager {
       reentrant: options.reentrant ?? false,
       failOpen: options.failOpen ?? false,
       signal: options.signal,
+      label: options.label,
     };
   }
 
@@ -333,8 +373,65 @@ export class LockManager {
       return new ReenteredEntry(outer);
     }
     const wait = options.onHeld === 'wait';
+    if (this.observed) {
+      const started = now();
+      return this.watch(name, options, wait, () => this.take(name, key, options, wait, scope, asIs), (lock) => this.entered(name, options, started, lock));
+    }
     const started = wait ? now() : 0;
     return this.take(name, key, options, wait, scope, (lock) => this.entered(name, options, started, lock));
+  }
+
+  /**
+   * `take`, observed: a `waiting` event before a call that may wait, and an
+   * `answered` event with its outcome after it, both in the caller's async
+   * context (so telemetry sees the caller's active span). Only runs when
+   * someone listens.
+   */
+  private watch<R>(name: string, o: ResolvedCallOptions, wait: boolean, take: () => MaybePromise<HeldLock | null>, then: (lock: HeldLock | null) => R): MaybePromise<R> {
+    const started = now();
+    if (wait) this.emit({ type: 'waiting', name, label: o.label });
+    let lock: MaybePromise<HeldLock | null>;
+    try {
+      lock = take();
+    } catch (err) {
+      this.answer(name, o, wait, started, null, err);
+      throw err;
+    }
+    if (!isThenable(lock)) {
+      this.answer(name, o, wait, started, lock);
+      return then(lock);
+    }
+    return lock.then(
+      (l) => {
+        this.answer(name, o, wait, started, l);
+        return then(l);
+      },
+      (err: unknown) => {
+        this.answer(name, o, wait, started, null, err);
+        throw err;
+      },
+    );
+  }
+
+  /** Emits the `answered` event of a call. */
+  private answer(name: string, o: ResolvedCallOptions, wait: boolean, started: number, lock: HeldLock | null, error?: unknown): void {
+    let outcome: LockOutcome;
+    if (lock) outcome = 'acquired';
+    else if (error instanceof LockStoreError) outcome = 'store-error';
+    else if (o.signal?.aborted) outcome = 'aborted';
+    else if (error === undefined) outcome = wait ? 'timeout' : 'held';
+    // A wait that ran out, or one ended by the application's shutdown.
+    else outcome = error instanceof LockAcquireError && error.reason === 'timeout' ? 'timeout' : 'aborted';
+    this.emit({
+      type: 'answered',
+      name,
+      label: o.label,
+      wait,
+      outcome,
+      waitMs: now() - started,
+      queued: lock?.queued ?? false,
+      fencingToken: lock?.fencingToken,
+    });
   }
 
   /** `enter` once the store answered: the entry, or the `onHeld` policy for a lock held elsewhere. */
@@ -349,6 +446,10 @@ export class LockManager {
     }
     if (this.heldThrows.first(name)) this.logger.debug(heldThrownLog(name));
     throw new LockAcquireError(name, 'held');
+  }
+
+  private throwWaitFailed(name: string, options: ResolvedCallOptions, started: number): never {
+    throw this.waitFailed(name, options, started);
   }
 
   private waitFailed(name: string, options: ResolvedCallOptions, started: number): Error {
@@ -492,7 +593,7 @@ export class LockManager {
     const o = waiter.options;
     const options = o.waitTimeout === undefined ? o : { ...o, waitTimeout: Math.max(0, o.waitTimeout - (now() - waiter.requestedAt)) };
     try {
-      const lock = this.ask(waiter.name, waiter.key, options, true, waiter.scope, asIs, cohort, waiter.requestedAt);
+      const lock = this.ask(waiter.name, waiter.key, options, true, waiter.scope, queuedHere, cohort, waiter.requestedAt);
       if (isThenable(lock)) lock.then(waiter.settle, waiter.fail);
       else waiter.settle(lock);
     } catch (err) {
@@ -527,6 +628,7 @@ export class LockManager {
     try {
       if (!grant) return null;
       const lock = new HeldLock(name, key, owner, grant.fencingToken, o, this.context, grant.leaseStartedAt ?? requestedAt, grant.leaseMs ?? o.ttl, scope);
+      if (grant.queued) lock.queued = true;
       if (this.closed) {
         return lock.release().then(() => {
           throw new LockError(grantedAfterCloseMessage(name), { lockName: name });
@@ -540,7 +642,7 @@ export class LockManager {
         cohort.hold(lock, { fencingToken: grant.fencingToken, fences, arrivals: this.arrivals });
       }
       if (grant.queued) this.emit({ type: 'contended', name, onHeld: o.onHeld });
-      if (this.onEvent) this.emit({ type: 'acquired', name, fencingToken: grant.fencingToken, waitMs: now() - requestedAt });
+      if (this.observed) this.emit({ type: 'acquired', name, label: o.label, fencingToken: grant.fencingToken, waitMs: now() - requestedAt });
       return lock;
     } finally {
       atStore?.fromStore(false);
@@ -559,13 +661,14 @@ export class LockManager {
     return error;
   }
 
-  /** Hands an event to `onEvent`; never throws. @internal */
+  /** Hands an event to the listeners; never throws. @internal */
   emit(event: LockEvent): void {
-    if (!this.onEvent) return;
-    try {
-      this.onEvent(event);
-    } catch (err) {
-      this.logger.error(onEventThrewLog(event.type, event.name, err instanceof Error ? err.message : String(err)));
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.logger.error(onEventThrewLog(event.type, event.name, err instanceof Error ? err.message : String(err)));
+      }
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { LockProvider } from './lock-provider.interface.js';
 import type { LockEvent } from './lock-events.interface.js';
+import type { LockTelemetryOptions } from './telemetry/lock-telemetry-options.interface.js';
 import type { RedisConnection } from './providers/redis-lock.provider.js';
 import type { PostgresConnection, PostgresLockProviderOptions } from './providers/postgres-lock.provider.js';
 
@@ -39,6 +40,13 @@ export interface LockCallOptions {
   failOpen?: boolean;
   /** Aborts a wait for the lock (the call then throws the signal's reason). */
   signal?: AbortSignal;
+  /**
+   * A short, low-cardinality name for this kind of lock, used by metrics,
+   * traces and events instead of the lock name (which may carry ids, such as
+   * `account:42`). Default with `@Locked`: the static name, or
+   * `ClassName.methodName` when the name is a function; otherwise none.
+   */
+  label?: string;
 }
 
 /**
@@ -131,4 +139,12 @@ export interface LockModuleOptions {
   instanceId?: string;
   /** Called for every lock event (acquired, released, contended, ...). Must not throw; errors are logged and ignored. */
   onEvent?: (event: LockEvent) => void;
+  /**
+   * OpenTelemetry metrics and spans (needs the optional peer
+   * `@opentelemetry/api`). Default `'auto'`: on when the package is
+   * installed and an OpenTelemetry SDK is registered when the module starts,
+   * else off at no cost. `true` or options: on (fails at start when the
+   * package is missing). `false`: off. See the README's "Metrics and traces".
+   */
+  telemetry?: boolean | 'auto' | LockTelemetryOptions;
 }

@@ -3,9 +3,10 @@ import { lockNameMessage, objectInNameMessage, oneStoreMessage, optionMessage, u
 import { LockProvider } from './lock-provider.interface.js';
 import type { LockCallOptions, LockModuleOptions } from './lock-options.interface.js';
 import { assertPostgresConnection, assertRedisConnection } from './providers/connection-options.validation.js';
+import { assertTelemetryOptions } from './telemetry/lock-telemetry-options.validation.js';
 
 const ON_HELD = ['throw', 'skip', 'wait'];
-const CALL_KEYS = new Set(['ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'holdAtLeast', 'reentrant', 'failOpen', 'signal']);
+const CALL_KEYS = new Set(['ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'holdAtLeast', 'reentrant', 'failOpen', 'signal', 'label']);
 
 /** Checks a lock name; returns it. `where` says where the name came from, for the message. */
 export function assertLockName(name: unknown, where: string): string {
@@ -63,9 +64,12 @@ export function assertCallOptions(options: unknown, where: string): asserts opti
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
     throw new LockOptionsError(optionMessage(where, 'signal', 'an AbortSignal', o.signal));
   }
+  if (o.label !== undefined && (typeof o.label !== 'string' || o.label.length === 0)) {
+    throw new LockOptionsError(optionMessage(where, 'label', 'a non-empty string', o.label));
+  }
 }
 
-const MODULE_KEYS = new Set(['provider', 'keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'redis', 'postgres', 'commandTimeout', 'localHandOff', 'instanceId', 'verifyOnBoot']);
+const MODULE_KEYS = new Set(['provider', 'keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'redis', 'postgres', 'commandTimeout', 'localHandOff', 'instanceId', 'verifyOnBoot', 'telemetry']);
 
 /** Checks `LockModule.forRoot()` / `forRootAsync()` options. */
 export function assertModuleOptions(options: unknown): asserts options is LockModuleOptions {
@@ -94,6 +98,7 @@ export function assertModuleOptions(options: unknown): asserts options is LockMo
   if (o.verifyOnBoot !== undefined && o.verifyOnBoot !== false && o.verifyOnBoot !== 'warn' && o.verifyOnBoot !== 'fail') {
     throw new LockOptionsError(optionMessage(where, 'verifyOnBoot', "'warn', 'fail' or false", o.verifyOnBoot));
   }
+  assertTelemetryOptions(o.telemetry, where);
   const stores = ['provider', 'redis', 'postgres'].filter((k) => o[k] !== undefined);
   if (stores.length > 1) {
     throw new LockOptionsError(oneStoreMessage(where, stores));

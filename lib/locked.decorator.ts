@@ -99,6 +99,8 @@ export function Locked(name?: string | LockNameFactory | LockedOptions, options?
     const LOCK_SERVICE = serviceKey(target, className, String(propertyKey));
     /** Whether this method's names were already found suspicious (warned once per method). */
     let warned = typeof lockName === 'function' ? false : warnSuspicious(lockName, where);
+    // Metrics and traces name the lock by its template, not by names that carry ids.
+    callOptions.label ??= typeof lockName === 'function' ? `${className}.${String(propertyKey)}` : lockName;
 
     const original = descriptor.value as (...args: unknown[]) => unknown;
     const observable = Reflect.getMetadata?.('design:returntype', target, propertyKey) === Observable;

@@ -3,7 +3,7 @@ import { asyncMutex } from './async-mutex.contender.js';
 import { rawMemory } from './raw-memory.contender.js';
 import { murlockDefault, murlockTuned } from './murlock.contender.js';
 import { noLockCeiling } from './no-lock.contender.js';
-import { oursMemory, oursPostgres, oursRedis, oursRedisStrict } from './ours.contenders.js';
+import { oursMemory, oursMemoryOtelIdle, oursMemoryOtelSdk, oursPostgres, oursRedis, oursRedisStrict } from './ours.contenders.js';
 import { rawPostgres } from './raw-postgres.contender.js';
 import { rawRedis } from './raw-redis.contender.js';
 import { redlock4Default, redlock4Tuned } from './redlock4.contender.js';
@@ -22,6 +22,8 @@ export const ALL_CONTENDERS: readonly Contender[] = [
   murlockDefault,
   murlockTuned,
   oursMemory,
+  oursMemoryOtelIdle,
+  oursMemoryOtelSdk,
   rawMemory,
   asyncMutex,
   oursPostgres,
@@ -49,5 +51,5 @@ export const REDIS_CONTENDED: readonly Contender[] = [
   oursRedisStrict,
   noLockCeiling,
 ];
-export const MEMORY: readonly Contender[] = [oursMemory, rawMemory, asyncMutex];
+export const MEMORY: readonly Contender[] = [oursMemory, oursMemoryOtelIdle, oursMemoryOtelSdk, rawMemory, asyncMutex];
 export const POSTGRES: readonly Contender[] = [oursPostgres, rawPostgres];

@@ -1,4 +1,13 @@
-import { InMemoryLockProvider, LockManager, PostgresLockProvider, RedisLockProvider, type LockProvider } from '../../lib/index.js';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import {
+  InMemoryLockProvider,
+  LockManager,
+  PostgresLockProvider,
+  RedisLockProvider,
+  type LockManagerOptions,
+  type LockProvider,
+} from '../../lib/index.js';
 import type { BenchEnv, Contender, LockClient } from './contender.js';
 
 /**
@@ -12,6 +21,7 @@ function ours(
   store: Contender['store'],
   provider: (env: BenchEnv) => Promise<LockProvider>,
   localHandOff = true,
+  extra: () => Partial<LockManagerOptions> = () => ({}),
 ): Contender {
   return {
     id,
@@ -24,7 +34,7 @@ function ours(
       : 'strict FIFO queue across all callers, woken on release (localHandOff: false)',
     async create(env) {
       const p = await provider(env);
-      const manager = new LockManager({ provider: p, ttl: env.ttl, localHandOff });
+      const manager = new LockManager({ provider: p, ttl: env.ttl, localHandOff, ...extra() });
       const options = { onHeld: 'wait' as const };
       const client: LockClient = {
         // No async wrapper of its own: every contender hands back its library's promise as it is.
@@ -63,4 +73,34 @@ export const oursPostgres = ours(
   'nest-lock (postgres)',
   'postgres',
   async (env) => new PostgresLockProvider({ connection: env.pgUrl, tableName: 'bench_nest_locks' }),
+);
+
+/** A metric reader that is never collected: what a running app pays per call, without the export. */
+class IdleReader extends MetricReader {
+  protected async onForceFlush(): Promise<void> {}
+  protected async onShutdown(): Promise<void> {}
+}
+
+/**
+ * In memory, with `@opentelemetry/api` installed and `telemetry: 'auto'` but
+ * no SDK registered: telemetry stays off and must cost nothing (the same row
+ * as `ours-memory`, within noise).
+ */
+export const oursMemoryOtelIdle = ours(
+  'ours-memory-otel-idle',
+  'nest-lock (memory), OpenTelemetry API, no SDK',
+  'memory',
+  async () => new InMemoryLockProvider(),
+  true,
+  () => ({ telemetry: 'auto' }),
+);
+
+/** In memory, with an OpenTelemetry SDK recording the metrics and spans: what telemetry costs when it is on. */
+export const oursMemoryOtelSdk = ours(
+  'ours-memory-otel-sdk',
+  'nest-lock (memory), OpenTelemetry SDK recording',
+  'memory',
+  async () => new InMemoryLockProvider(),
+  true,
+  () => ({ telemetry: { meterProvider: new MeterProvider({ readers: [new IdleReader()] }), tracerProvider: new BasicTracerProvider() } }),
 );

@@ -57,7 +57,7 @@ describe('onEvent sees every lock operation, with names and durations', () => {
     const releaseSkip = await memory.hold('ev:skip');
     await work.skip();
     await releaseSkip();
-    expect(events.filter((e) => e.name === 'ev:skip').map((e) => e.type)).toEqual(['contended', 'skipped']);
+    expect(events.filter((e) => e.name === 'ev:skip').map((e) => e.type)).toEqual(['answered', 'contended', 'skipped']);
 
     const releaseWait = await memory.hold('ev:wait');
     await expect(work.wait()).rejects.toThrow(/Timed out/);
@@ -105,6 +105,7 @@ describe('onEvent bridged to @nestjs/event-emitter (the README recipe)', () => {
     const metrics = ref.get(LockMetrics);
     expect(metrics.seen.map((e) => [e.type, e.name])).toEqual([
       ['acquired', 'ev:fast'],
+      ['answered', 'ev:fast'],
       ['released', 'ev:fast'],
     ]);
     await ref.close();

@@ -85,8 +85,27 @@ describe('LockManager.withLock', () => {
     const fn = jest.fn();
     expect(await m.withLock('a', fn, { onHeld: 'skip' })).toBeUndefined();
     expect(fn).not.toHaveBeenCalled();
-    expect(events.map((e) => e.type)).toEqual(['contended', 'skipped']);
+    expect(events.map((e) => e.type)).toEqual(['answered', 'contended', 'skipped']);
     await release();
+  });
+
+  test('subscribe() adds a listener at run time; the function it returns removes it; a throwing listener does not stop the others', async () => {
+    const { m, events } = manager();
+    const extra: string[] = [];
+    const throwing = m.subscribe(() => {
+      throw new Error('listener bug');
+    });
+    const unsubscribe = m.subscribe((e) => extra.push(e.type));
+    await m.withLock('s', () => undefined, { label: 'S' });
+    expect(extra).toEqual(['acquired', 'answered', 'released']);
+    expect(events.filter((e) => e.type === 'answered')).toEqual([
+      expect.objectContaining({ name: 's', label: 'S', wait: false, outcome: 'acquired', queued: false, fencingToken: expect.any(Number) }),
+    ]);
+    unsubscribe();
+    throwing();
+    await m.withLock('s', () => undefined);
+    expect(extra).toHaveLength(3);
+    expect(events.filter((e) => e.type === 'answered')).toHaveLength(2);
   });
 
   test("onHeld 'wait' waits in FIFO order and runs each caller once", async () => {
