@@ -26,6 +26,8 @@ export { currentLock } from './lock.context.js';
 export type { LockCallOptions, LockModuleOptions, OnHeld } from './lock-options.interface.js';
 export type { LockEvent, LockEventType, LeadershipEndReason, LockOutcome } from './lock-events.interface.js';
 export type { LockTelemetryOptions } from './telemetry/lock-telemetry-options.interface.js';
+export type { InspectedLock, LockInspectOptions, LockInspection } from './inspection/inspected-lock.interface.js';
+export type { LockInspectPage, LockInspectRequest, StoredLock } from './inspection/lock-inspection.interface.js';
 export { LOCK_METRICS, LOCK_ATTRIBUTES, OTHER_LOCK_NAME } from './telemetry/telemetry-names.js';
 export type { LockLogger } from './lock-logger.interface.js';
 export { LockError, LockAcquireError, LockStoreError, LockLostError, LockReentryError, LockOptionsError } from './lock.errors.js';

@@ -19,8 +19,11 @@ import type { LockCallOptions, LockModuleOptions, OnHeld } from './lock-options.
 import { assertCallOptions, assertLockName, assertModuleOptions } from './lock-options.validation.js';
 import { isThenable, type LockGrant, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
 import { TimedList } from './lock-timer.js';
-import { newOwnerToken, ownerTokenFor } from './owner-token.js';
+import { instanceIdOf, newOwnerToken, ownerTokenFor } from './owner-token.js';
+import { defaultInstanceId } from './leader/leader-election.js';
 import { startTelemetry } from './telemetry/lock-telemetry.js';
+import { inspectLocks } from './inspection/lock-inspection.js';
+import type { LockInspectOptions, LockInspection } from './inspection/inspected-lock.interface.js';
 
 /** Default lease, in ms. */
 export const DEFAULT_TTL = 30_000;
@@ -133,6 +136,8 @@ export class LockManager {
   private listeners: ReadonlyArray<(event: LockEvent) => void> = [];
   /** Whether anyone listens to events. */
   private observed = false;
+  /** This process's instance id (module option `instanceId`), as inspection reports its own locks. */
+  private readonly instanceId: string;
   private readonly id = nextManagerId++;
   /** The locks this manager holds (an intrusive list; also what calls them back for renewal). */
   private readonly held = new TimedList();
@@ -170,6 +175,7 @@ export class LockManager {
       failOpen: false,
     };
     this.tryDefaults = { ...this.defaults, onHeld: 'throw' };
+    this.instanceId = rest.instanceId ?? defaultInstanceId();
     this.context = {
       provider,
       logger: this.logger,
@@ -274,6 +280,37 @@ export class LockManager {
       this.listeners = this.listeners.filter((l) => l !== listener);
       this.observed = this.context.observed = this.listeners.length > 0;
     };
+  }
+
+  /**
+   * One page of the locks held now under this manager's key prefix, in every
+   * process that shares the store: name, holder instance, fencing token,
+   * lease left, grant time (when known) and waiters. Bounded: `limit` locks
+   * per call (default 100), then pass the returned `cursor`.
+   *
+   * @example
+   * ```ts
+   * let page = await locks.inspect({ limit: 500 });
+   * for (;;) {
+   *   for (const lock of page.locks) console.log(lock.name, lock.instanceId, lock.leaseRemainingMs);
+   *   if (!page.cursor) break;
+   *   page = await locks.inspect({ limit: 500, cursor: page.cursor });
+   * }
+   * ```
+   * @throws {LockStoreError} when the store fails.
+   */
+  inspect(options?: LockInspectOptions): Promise<LockInspection> {
+    return inspectLocks(
+      {
+        provider: this.provider,
+        keyPrefix: this.keyPrefix,
+        instanceId: this.instanceId,
+        instanceOf: instanceIdOf,
+        localLocks: () => this.heldLocks(),
+        localWaiters: (key) => this.cohorts?.get(key)?.waiting.length ?? 0,
+      },
+      options,
+    );
   }
 
   /** The locks this manager holds now (for telemetry and inspection). @internal */

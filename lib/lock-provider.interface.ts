@@ -1,4 +1,5 @@
 import { instanceIdOf } from './owner-token.js';
+import type { LockInspectPage, LockInspectRequest } from './inspection/lock-inspection.interface.js';
 
 /**
  * What a {@link LockProvider} is asked to do when a lock is acquired.
@@ -172,6 +173,17 @@ export abstract class LockProvider {
    * @throws {LockStoreError} when the store cannot be reached or fails.
    */
   holder?(key: string): Promise<LockHolder | null>;
+
+  /**
+   * Optional. One page of the locks held now under `request.prefix`: a
+   * read for inspection tools (`LockService.inspect()`, the lock page), never
+   * on the lock path. Bounded: about `request.limit` locks per call, and a
+   * `cursor` for the next page. A lock held during the whole paging is
+   * returned once; one taken or released meanwhile may or may not be. All
+   * built-in stores have it.
+   * @throws {LockStoreError} when the store cannot be reached or fails.
+   */
+  inspect?(request: LockInspectRequest): Promise<LockInspectPage>;
 
   /**
    * Round trip to the store, in ms. Used by health checks.

@@ -2,6 +2,7 @@ import { LockError } from '../lock.errors.js';
 import { holdConflictMessage } from '../lock.messages.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from '../lock-provider.interface.js';
 import { ownerTokenFor } from '../owner-token.js';
+import type { LockInspectPage, LockInspectRequest, StoredLock } from '../inspection/lock-inspection.interface.js';
 
 interface Waiter {
   readonly owner: string;
@@ -15,6 +16,9 @@ interface Waiter {
 interface Entry {
   owner: string | undefined;
   expiresAt: number;
+  /** The holder's fencing token and grant time (for `inspect`). */
+  fencingToken: number;
+  grantedAt: number;
   readonly waiters: Waiter[];
   /**
    * Wakes the head waiter when a holder's lease runs out; armed only while
@@ -55,9 +59,10 @@ export class InMemoryLockProvider extends LockProvider {
     if (entry) this.settle(entry, key, t);
     entry = this.entries.get(key);
     if (!entry) {
-      entry = { owner, expiresAt: t + ttl, waiters: [] };
+      const fencingToken = ++this.fence;
+      entry = { owner, expiresAt: t + ttl, fencingToken, grantedAt: t, waiters: [] };
       this.entries.set(key, entry);
-      return { fencingToken: ++this.fence };
+      return { fencingToken };
     }
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) return null;
     return new Promise<LockGrant | null>((resolve) => {
@@ -123,6 +128,31 @@ export class InMemoryLockProvider extends LockProvider {
     this.entries.clear();
   }
 
+  /** {@inheritDoc LockProvider.inspect} Pages are in key order. */
+  async inspect(request: LockInspectRequest): Promise<LockInspectPage> {
+    const t = now();
+    const epochNow = Date.now();
+    const keys: string[] = [];
+    for (const [key, entry] of this.entries) {
+      if (key.startsWith(request.prefix) && (request.cursor === undefined || key > request.cursor) && entry.owner !== undefined && entry.expiresAt > t) keys.push(key);
+    }
+    keys.sort();
+    const page = keys.slice(0, request.limit);
+    const locks = page.map((key): StoredLock => {
+      const entry = this.entries.get(key)!;
+      return {
+        key,
+        owner: entry.owner!,
+        permits: 1,
+        fencingToken: entry.fencingToken,
+        remainingMs: entry.expiresAt - t,
+        heldSince: epochNow - (t - entry.grantedAt),
+        waiters: entry.waiters.length,
+      };
+    });
+    return keys.length > page.length ? { locks, cursor: page[page.length - 1] } : { locks };
+  }
+
   /**
    * The key prefix that {@link hold} and {@link isHeld} put before a lock
    * name. The lock manager (and so `LockModule`, also when a test passes this
@@ -186,7 +216,9 @@ export class InMemoryLockProvider extends LockProvider {
     this.cleanup(next);
     entry.owner = next.owner;
     entry.expiresAt = t + next.ttl;
-    next.resolve({ fencingToken: ++this.fence, queued: true, leaseStartedAt: t });
+    entry.fencingToken = ++this.fence;
+    entry.grantedAt = t;
+    next.resolve({ fencingToken: entry.fencingToken, queued: true, leaseStartedAt: t });
     if (entry.waiters.length > 0) this.arm(entry, key);
     else this.disarm(entry);
   }

@@ -4,6 +4,7 @@ import { LockOptionsError, LockStoreError } from '../lock.errors.js';
 import { assertPostgresConnection } from './connection-options.validation.js';
 import { endpointOf, lockTableMissingHint, lockTableNotCreatableHint, noAnswerDetail, postgresCause } from '../lock.messages.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../lock-provider.interface.js';
+import type { LockInspectPage, LockInspectRequest, StoredLock } from '../inspection/lock-inspection.interface.js';
 
 /**
  * How {@link PostgresLockProvider} reaches PostgreSQL: a `pg.Pool` the app
@@ -206,6 +207,17 @@ FROM (SELECT DISTINCT name FROM d) x`,
      * per grant, far slower than the clock; a row whose counter is ahead
      * stays.)
      */
+    /*
+     * Inspect: one page of the held locks under a prefix ($1), after the
+     * cursor ($2), in name order (the primary key), with the live waiters.
+     */
+    inspect: `SELECT l.name, l.owner, l.fencing_token::float8 AS token,
+  (extract(epoch FROM l.expires_at - clock_timestamp()) * 1000)::float8 AS remaining_ms,
+  (SELECT count(*) FROM ${n.waiters} w WHERE w.name = l.name AND w.expires_at > clock_timestamp())::int AS waiters
+FROM ${n.locks} l
+WHERE l.name >= $1 AND starts_with(l.name, $1) AND ($2::text IS NULL OR l.name > $2::text)
+  AND l.owner IS NOT NULL AND l.expires_at > clock_timestamp()
+ORDER BY l.name LIMIT $3::int`,
     prune: `WITH gone AS (
   DELETE FROM ${n.locks} WHERE ctid = ANY(ARRAY(
     SELECT ctid FROM ${n.locks} WHERE expires_at < clock_timestamp() - $1::float8 ${ms}
@@ -540,6 +552,23 @@ export class PostgresLockProvider extends LockProvider {
       total += n;
       if (n < batch) return total;
     }
+  }
+
+  /** {@inheritDoc LockProvider.inspect} Reads the locks table in name order; grant times are not recorded. */
+  async inspect(request: LockInspectRequest): Promise<LockInspectPage> {
+    const rows = await this.bounded('inspect', undefined, () => this.query(this.sql.inspect, [request.prefix, request.cursor ?? null, request.limit + 1]));
+    const page = rows.slice(0, request.limit);
+    const locks = page.map(
+      (row): StoredLock => ({
+        key: row.name as string,
+        owner: row.owner as string,
+        permits: 1,
+        fencingToken: Number(row.token),
+        remainingMs: Number(row.remaining_ms),
+        waiters: Number(row.waiters),
+      }),
+    );
+    return rows.length > page.length ? { locks, cursor: locks[locks.length - 1].key } : { locks };
   }
 
   /**

@@ -7,6 +7,8 @@ import { TimedList, TimedNode } from '../lock-timer.js';
 import { newOwnerToken } from '../owner-token.js';
 import { SCRIPTS, lockKeys, lockTag, type LockScript } from './redis-lock.scripts.js';
 import { requirePeer } from '../require-peer.cjs';
+import type { LockInspectPage, LockInspectRequest } from '../inspection/lock-inspection.interface.js';
+import { inspectRedis } from '../inspection/redis-inspection.js';
 
 /**
  * What to connect to: a `redis://` / `rediss://` URL, ioredis options, or an
@@ -377,6 +379,11 @@ export class RedisLockProvider extends LockProvider {
       if (!Array.isArray(reply)) return null;
       return lockHolder(String(reply[0]), Number(reply[1]));
     });
+  }
+
+  /** {@inheritDoc LockProvider.inspect} SCAN on every master; holders' grant times are not recorded in Redis. */
+  inspect(request: LockInspectRequest): Promise<LockInspectPage> {
+    return inspectRedis(this.client, (client, send) => this.call('inspect', undefined, (c) => send(c as typeof client), undefined, undefined, undefined, client), request);
   }
 
   /** {@inheritDoc LockProvider.ping} */

@@ -298,6 +298,62 @@ export function describeLockProviderConformance(label: string, create: () => Pro
       });
     });
 
+    test('inspect lists the locks held under a prefix: owner, one permit, fencing token, lease left, waiters; not released or other prefixes', async () => {
+      expect(typeof p.inspect).toBe('function');
+      const prefix = `${key}:`;
+      const a = await take(`${prefix}a`, 'owner-a', 20_000);
+      const b = await take(`${prefix}b`, 'owner-b', 5_000);
+      await take(`${key}-other:c`, 'owner-c', 20_000);
+      await take(`${prefix}d`, 'owner-d', 20_000);
+      expect(await p.release(`${prefix}d`, 'owner-d')).toBe(true);
+      const waiting = p.acquire({ key: `${prefix}a`, owner: 'owner-w', ttl: 5_000, wait: true, waitTimeout: 10_000 });
+      await sleep(300); // the waiter is queued at the store
+
+      const page = await p.inspect!({ prefix, limit: 100 });
+      expect(page.cursor).toBeUndefined();
+      const byKey = new Map(page.locks.map((l) => [l.key, l]));
+      expect([...byKey.keys()].sort()).toEqual([`${prefix}a`, `${prefix}b`]);
+      const la = byKey.get(`${prefix}a`)!;
+      expect(la).toMatchObject({ owner: 'owner-a', permits: 1, waiters: 1 });
+      expect(la.fencingToken).toBeGreaterThanOrEqual(a!.fencingToken);
+      expect(la.fencingToken).toBeLessThan(a!.fencingToken + 16);
+      expect(la.remainingMs).toBeGreaterThan(10_000);
+      expect(la.remainingMs).toBeLessThanOrEqual(20_000);
+      const lb = byKey.get(`${prefix}b`)!;
+      expect(lb).toMatchObject({ owner: 'owner-b', permits: 1, waiters: 0 });
+      expect(lb.fencingToken).toBeGreaterThanOrEqual(b!.fencingToken);
+      expect(lb.remainingMs).toBeLessThanOrEqual(5_000);
+      if (lb.heldSince !== undefined) expect(Math.abs(Date.now() - lb.heldSince)).toBeLessThan(10_000);
+
+      // Released: gone (the waiter holds it now, under its own owner).
+      expect(await p.release(`${prefix}a`, 'owner-a')).toBe(true);
+      expect(await waiting).not.toBeNull();
+      const after = await p.inspect!({ prefix, limit: 100 });
+      expect(after.locks.find((l) => l.key === `${prefix}a`)).toMatchObject({ owner: 'owner-w', waiters: 0 });
+      expect(await p.release(`${prefix}a`, 'owner-w')).toBe(true);
+      expect(await p.release(`${prefix}b`, 'owner-b')).toBe(true);
+      expect(await p.release(`${key}-other:c`, 'owner-c')).toBe(true);
+      expect((await p.inspect!({ prefix, limit: 100 })).locks).toEqual([]);
+    });
+
+    test('inspect pages with a cursor: each held lock once, at most `limit` per page', async () => {
+      const prefix = `${key}:`;
+      const keys = Array.from({ length: 7 }, (_, i) => `${prefix}${i}`);
+      for (const k of keys) expect(await take(k, `o-${k}`)).not.toBeNull();
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await p.inspect!({ prefix, limit: 3, cursor });
+        expect(page.locks.length).toBeLessThanOrEqual(3);
+        seen.push(...page.locks.map((l) => l.key));
+        cursor = page.cursor;
+        expect(++pages).toBeLessThan(5_000); // bounded even in a store shared with many other keys
+      } while (cursor !== undefined);
+      expect(seen.sort()).toEqual([...keys].sort());
+      for (const k of keys) await p.release(k, `o-${k}`);
+    });
+
     test('ping answers with a round-trip time', async () => {
       const ms = await p.ping();
       expect(typeof ms).toBe('number');

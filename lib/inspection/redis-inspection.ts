@@ -1,0 +1,89 @@
+import type { Cluster, Redis } from 'ioredis';
+import { lockKeys } from '../providers/redis-lock.scripts.js';
+import type { LockInspectPage, LockInspectRequest, StoredLock } from './lock-inspection.interface.js';
+
+/** Runs one bounded Redis call (the provider's `commandTimeout` and error mapping). @internal */
+export type RedisCall = <T>(client: Redis, send: (client: Redis) => Promise<T>) => Promise<T>;
+
+/** SCAN calls per page at most: a prefix with few locks among many other keys still answers in bounded time. */
+const MAX_SCANS = 20;
+/** Largest SCAN COUNT: the batch grows while it finds few locks. */
+const MAX_COUNT = 1_000;
+
+/** Escapes glob characters for SCAN MATCH. */
+function glob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}
+
+/** Where a page ends: a master, a SCAN cursor on it, the batch size, and how many keys of that batch were done. */
+interface Position {
+  node: number;
+  cursor: string;
+  count: number;
+  skip: number;
+}
+
+/**
+ * One page of the locks under a prefix in Redis: SCAN for the lock keys
+ * (`{<prefix>…}`, not their `:fence`/`:q`/`:w` companions) on each master in
+ * turn (one, or every master of a Cluster), then one pipeline per batch for
+ * the holder, lease, fencing counter and queue length. A page holds at most
+ * `limit` locks: a batch that has more ends the page inside it, and the next
+ * page repeats that SCAN call (same cursor and COUNT) past the keys done.
+ * The cursor is `<master>:<SCAN cursor>:<COUNT>:<keys done>`. @internal
+ */
+export async function inspectRedis(client: Redis | Cluster, call: RedisCall, request: LockInspectRequest): Promise<LockInspectPage> {
+  const masters = (client as { isCluster?: boolean }).isCluster ? (client as Cluster).nodes('master') : [client as Redis];
+  const at = parseCursor(request.cursor, request.limit);
+  const pattern = `{${glob(request.prefix)}*}`;
+  const locks: StoredLock[] = [];
+  for (let scans = 0; at.node < masters.length && scans < MAX_SCANS && locks.length < request.limit; scans++) {
+    const redis = masters[at.node];
+    const [next, found] = await call(redis, (c) => c.scan(at.cursor, 'MATCH', pattern, 'COUNT', at.count));
+    const keys = found.slice(at.skip);
+    const room = request.limit - locks.length;
+    if (keys.length > room) {
+      locks.push(...(await read(redis, call, keys.slice(0, room))));
+      at.skip += room;
+      break;
+    }
+    locks.push(...(await read(redis, call, keys)));
+    at.skip = 0;
+    if (locks.length < request.limit) at.count = Math.min(MAX_COUNT, at.count * 2);
+    if (next === '0') {
+      at.node++;
+      at.cursor = '0';
+    } else {
+      at.cursor = next;
+    }
+  }
+  return at.node < masters.length ? { locks, cursor: `${at.node}:${at.cursor}:${at.count}:${at.skip}` } : { locks };
+}
+
+function parseCursor(cursor: string | undefined, limit: number): Position {
+  const m = cursor === undefined ? null : /^(\d+):(\d+):(\d+):(\d+)$/.exec(cursor);
+  if (!m) return { node: 0, cursor: '0', count: Math.min(MAX_COUNT, Math.max(10, limit)), skip: 0 };
+  return { node: Number(m[1]), cursor: m[2], count: Number(m[3]), skip: Number(m[4]) };
+}
+
+/** Reads the locks of SCAN's tagged keys (`{<key>}`). */
+async function read(redis: Redis, call: RedisCall, tagged: string[]): Promise<StoredLock[]> {
+  if (tagged.length === 0) return [];
+  const keys = tagged.map((k) => k.slice(1, -1));
+  const replies = await call(redis, (c) => {
+    const pipeline = c.pipeline();
+    for (const key of keys) {
+      const [lock, fence, queue] = lockKeys(key);
+      pipeline.get(lock).pttl(lock).get(fence).llen(queue);
+    }
+    return pipeline.exec();
+  });
+  const locks: StoredLock[] = [];
+  keys.forEach((key, i) => {
+    const [owner, pttl, fence, waiters] = (replies ?? []).slice(i * 4, i * 4 + 4).map(([err, value]) => (err ? undefined : value));
+    // Released or expired between SCAN and the read: not held.
+    if (typeof owner !== 'string' || typeof pttl !== 'number' || pttl <= 0) return;
+    locks.push({ key, owner, permits: 1, fencingToken: Number(fence ?? 0), remainingMs: pttl, waiters: Number(waiters ?? 0) });
+  });
+  return locks;
+}
