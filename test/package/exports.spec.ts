@@ -46,19 +46,25 @@ describe('the published package', () => {
        ), { parentURL: import.meta.url, data: { port: port2 }, transferList: [port2] });
        ${code}
        await new Promise((r) => setTimeout(r, 100));
-       console.log(JSON.stringify(seen.filter((u) => /node_modules\\/(ioredis|pg|@nestjs\\/terminus)\\/|^(ioredis|pg|@nestjs\\/terminus)(\\/|$)/.test(u))));`,
+       console.log(JSON.stringify(seen.filter((u) => /node_modules\\/(ioredis|pg|@nestjs\\/terminus|@opentelemetry\\/api)\\/|^(ioredis|pg|@nestjs\\/terminus|@opentelemetry\\/api)(\\/|$)/.test(u))));`,
     );
     expect(run.stderr).toBe('');
     return JSON.parse(run.stdout) as string[];
   }
 
-  test('the root entry loads neither ioredis, pg nor @nestjs/terminus (optional peers)', () => {
+  test('the root entry loads neither ioredis, pg, @nestjs/terminus nor @opentelemetry/api (optional peers)', () => {
     expect(resolvedBy(`await import('${pkg.name}');`)).toEqual([]);
     expect(resolvedBy(`createRequire(import.meta.url)('${pkg.name}');`)).toEqual([]);
     // The hooks do see them when they are loaded, through import and through require:
     expect(resolvedBy(`await import('ioredis'); await import('pg');`).length).toBeGreaterThanOrEqual(2);
     expect(resolvedBy(`createRequire(import.meta.url)('ioredis');`)).toEqual(['ioredis']);
     expect(resolvedBy(`createRequire(import.meta.url)('${pkg.name}/health');`)).toContain('@nestjs/terminus');
+  });
+
+  test(`"${pkg.name}/dashboard" exports the lock page module`, () => {
+    const run = node(`import('${pkg.name}/dashboard').then((m) => console.log(typeof m.LockDashboardModule))`);
+    expect(run.stderr).toBe('');
+    expect(run.stdout.trim()).toBe('function');
   });
 
   test(`"${pkg.name}/health" exports the terminus indicator`, () => {

@@ -42,7 +42,7 @@ describe('the packed tarball', () => {
       expect(packed.files).toContain(`${built}.map`);
       expect(packed.files).toContain(built.replace(/\.js$/, '.d.ts').replace(/\.cjs$/, '.d.cts'));
     }
-    for (const entry of ['index', 'health/index']) {
+    for (const entry of ['index', 'health/index', 'dashboard/index']) {
       expect(packed.files).toContain(`dist/esm/${entry}.mjs`);
       expect(packed.files).toContain(`dist/esm/${entry}.d.mts`);
     }
@@ -73,7 +73,7 @@ describe('the packed tarball', () => {
     const attw = run(join(repoRoot, 'node_modules/.bin/attw'), [packed.tarball, '--format', 'json'], repoRoot);
     const report = JSON.parse(attw.stdout) as { analysis: { problems: unknown[]; entrypoints: Record<string, unknown> } };
     expect(report.analysis.problems).toEqual([]);
-    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './health', './package.json']);
+    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './dashboard', './health', './package.json']);
     expect(attw.status).toBe(0);
   });
 
