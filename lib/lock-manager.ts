@@ -19,7 +19,7 @@ import type { LockCallOptions, LockModuleOptions, OnHeld } from './lock-options.
 import { assertCallOptions, assertLockName, assertModuleOptions } from './lock-options.validation.js';
 import { isThenable, type LockGrant, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
 import { TimedList } from './lock-timer.js';
-import { instanceIdOf, newOwnerToken, ownerTokenFor } from './owner-token.js';
+import { InstanceOwnerTokens, instanceIdOf, newOwnerToken, ownerTokenFor } from './owner-token.js';
 import { defaultInstanceId } from './leader/leader-election.js';
 import { startTelemetry } from './telemetry/lock-telemetry.js';
 import { inspectLocks } from './inspection/lock-inspection.js';
@@ -130,14 +130,14 @@ export class LockManager {
   readonly keyPrefix: string;
   protected readonly logger: LockLogger;
   private readonly defaults: ResolvedCallOptions;
-  /** `defaults` for a try (`tryAcquire`), whatever the module's `onHeld`. */
-  private readonly tryDefaults: ResolvedCallOptions;
   /** Event listeners (`onEvent`, telemetry, the lock page): an empty list costs the lock path nothing. */
   private listeners: ReadonlyArray<(event: LockEvent) => void> = [];
   /** Whether anyone listens to events. */
   private observed = false;
   /** This process's instance id (module option `instanceId`), as inspection reports its own locks. */
   private readonly instanceId: string;
+  /** Owner tokens that name `instanceId`, when the module option set it (so other instances' `inspect()` can tell who holds a lock). */
+  private readonly namedTokens: InstanceOwnerTokens | undefined;
   private readonly id = nextManagerId++;
   /** The locks this manager holds (an intrusive list; also what calls them back for renewal). */
   private readonly held = new TimedList();
@@ -174,8 +174,8 @@ export class LockManager {
       reentrant: false,
       failOpen: false,
     };
-    this.tryDefaults = { ...this.defaults, onHeld: 'throw' };
     this.instanceId = rest.instanceId ?? defaultInstanceId();
+    this.namedTokens = rest.instanceId === undefined ? undefined : new InstanceOwnerTokens(rest.instanceId);
     this.context = {
       provider,
       logger: this.logger,
@@ -205,7 +205,7 @@ export class LockManager {
   async tryAcquire(name: string, options?: Omit<LockCallOptions, 'onHeld' | 'waitTimeout'>): Promise<LockHandle | null> {
     assertLockName(name, 'tryAcquire()');
     assertCallOptions(options, `tryAcquire("${name}")`);
-    const resolved = options ? { ...this.resolve(options), onHeld: 'throw' as const } : this.tryDefaults;
+    const resolved = this.resolve(options);
     const key = this.keyPrefix + name;
     if (this.observed) return this.watch(name, resolved, false, () => this.take(name, key, resolved, false, undefined, asIs), asIs);
     return this.take(name, key, resolved, false, undefined, asIs);
@@ -543,7 +543,7 @@ export class LockManager {
     cohort: LockCohort<LocalWaiter> | undefined,
     requestedAt: number,
   ): MaybePromise<R> {
-    const owner = o.instanceId === undefined ? newOwnerToken() : ownerTokenFor(o.instanceId);
+    const owner = o.instanceId !== undefined ? ownerTokenFor(o.instanceId) : this.namedTokens !== undefined ? this.namedTokens.next() : newOwnerToken();
     let grant: MaybePromise<LockGrant | null>;
     try {
       grant = this.provider.acquire({

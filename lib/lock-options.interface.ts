@@ -135,6 +135,10 @@ export interface LockModuleOptions {
   /**
    * This replica's id, as other replicas see it when it leads a name (see
    * `@Leader` and `LeaderService.leader()`). Default `<hostname>:<pid>`.
+   * When set, every lock this replica takes names it too, so that
+   * `LockService.inspect()` and the lock page of any replica show who holds
+   * it (the owner tokens in the store grow by the id's length). Unset, only
+   * leader locks name their instance.
    */
   instanceId?: string;
   /** Called for every lock event (acquired, released, contended, ...). Must not throw; errors are logged and ignored. */

@@ -119,7 +119,8 @@ describe('the lock page in Chromium', () => {
     await expect(mineRow.textContent()).resolves.toContain('this process');
     await expect(mineRow.textContent()).resolves.toContain(String(mine.fencingToken));
     const theirRow = page.locator('#locks tr', { hasText: 'invoice:7' });
-    await expect(theirRow.textContent()).resolves.toContain('another process');
+    await expect(theirRow.textContent()).resolves.toContain('worker-2');
+    await expect(theirRow.textContent()).resolves.not.toContain('this process');
     expect(await page.locator('#locks tr .bar > span').count()).toBe(3);
     expect(await page.locator('#store').textContent()).toBe('redis');
     await page.waitForFunction(() => (document.querySelector('#recent')?.textContent ?? '').includes('cleanup'), undefined, { timeout: 5_000 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { InstanceOwnerTokens, instanceIdOf } from '../../lib/owner-token.js';
 import { InMemoryLockProvider, LockError, LockManager, LockOptionsError, LockProvider, RedisLockProvider } from '../../lib/index.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -28,13 +29,15 @@ describe('LockService.inspect()', () => {
       expect(m.heldSince!.getTime()).toBeLessThanOrEqual(Date.now());
       expect(m.leaseRemainingMs).toBeGreaterThan(10_000);
       const t = byName.get('report:2')!;
-      expect(t).toMatchObject({ mine: false, instanceId: undefined, label: undefined, heldSince: undefined, waiters: 0 });
+      // The other instance set instanceId: its locks name it.
+      expect(t).toMatchObject({ mine: false, instanceId: 'replica-b', label: undefined, heldSince: undefined, waiters: 0 });
       expect(t.fencingToken).toBeGreaterThanOrEqual(theirs.fencingToken);
       expect(JSON.stringify(page)).not.toContain((mine as unknown as { owner: string }).owner);
 
       // The other process's view: the same locks, the first one not its own.
       const seenThere = await there.inspect();
-      expect(seenThere.locks.find((l) => l.name === 'report:1')).toMatchObject({ mine: false });
+      // This one did not: its plain locks name no instance elsewhere.
+      expect(seenThere.locks.find((l) => l.name === 'report:1')).toMatchObject({ mine: false, instanceId: undefined });
       expect(seenThere.locks.find((l) => l.name === 'report:2')).toMatchObject({ mine: true, instanceId: 'replica-b' });
 
       await mine.release();
@@ -49,6 +52,18 @@ describe('LockService.inspect()', () => {
       await here.provider.close();
       await there.provider.close();
     }
+  });
+
+  test('owner tokens of a manager with instanceId name it, each one different', () => {
+    const tokens = new InstanceOwnerTokens('web 1/blue');
+    const seen = new Set<string>();
+    for (let i = 0; i < 600; i++) {
+      const token = tokens.next();
+      expect(instanceIdOf(token)).toBe('web 1/blue');
+      expect(token).toMatch(/^[0-9a-f]{32}@web%201%2Fblue$/);
+      seen.add(token);
+    }
+    expect(seen.size).toBe(600);
   });
 
   test('limit is checked, and a store without inspect() says what to implement', async () => {
