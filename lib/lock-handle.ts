@@ -3,7 +3,7 @@ import { LockLostError } from './lock.errors.js';
 import type { LockEvent } from './lock-events.interface.js';
 import { isThenable, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
 import type { LockLogger } from './lock-logger.interface.js';
-import { releaseFailedLog, renewFailedLog } from './lock.messages.js';
+import { lostDetails, releaseFailedLog, renewFailedLog } from './lock.messages.js';
 import { TimedNode, type TimedList } from './lock-timer.js';
 import type { CohortWaiter, LockCohort } from './lock-cohort.js';
 
@@ -144,13 +144,13 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
       throw new RangeError(`extend(ms) of lock "${this.name}": ms must be a finite number > 0, got ${String(ms)}.`);
     }
     if (this.state !== 'held') {
-      throw this.lostReason ?? new LockLostError(this.name, 'it was already released');
+      throw this.lostReason ?? new LockLostError(this.name, lostDetails.alreadyReleased);
     }
     const started = now();
     const ok = await this.ctx.provider.extend(this.key, this.owner, ms);
-    if (this.state !== 'held') throw this.lostReason ?? new LockLostError(this.name, 'it was released meanwhile');
+    if (this.state !== 'held') throw this.lostReason ?? new LockLostError(this.name, lostDetails.releasedMeanwhile);
     if (!ok) {
-      this.lose('the store no longer has it under this owner (it expired or was taken over)');
+      this.lose(lostDetails.takenOver);
       throw this.lostReason!;
     }
     this.leaseEnd = started + ms;
@@ -253,12 +253,12 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     const t = now();
     if (t >= this.leaseEnd) {
       const detail = this.capped
-        ? `maxHold of ${this.settings.maxHold} ms reached`
+        ? lostDetails.maxHold(this.settings.maxHold)
         : this.renewing
-          ? `its ${this.settings.ttl} ms lease ended while renewal could not reach the store`
+          ? lostDetails.renewalUnreachable(this.settings.ttl)
           : this.settings.renew
-            ? `its ${this.settings.ttl} ms lease ended before it could be renewed`
-            : `its ${this.settings.ttl} ms lease ended (renew is off)`;
+            ? lostDetails.notRenewedInTime(this.settings.ttl)
+            : lostDetails.renewOff(this.settings.ttl);
       this.lose(detail);
       return;
     }
@@ -288,7 +288,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     this.renewing = false;
     if (this.state !== 'held') return;
     if (!ok) {
-      this.lose('the store no longer has it under this owner (it expired or was taken over)');
+      this.lose(lostDetails.takenOver);
       return;
     }
     this.leaseEnd = started + ttl;

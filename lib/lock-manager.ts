@@ -11,6 +11,7 @@ import {
   heldSkippedLog,
   heldSummaryLog,
   heldThrownLog,
+  notAFunctionMessage,
   onEventThrewLog,
   requestedAfterCloseMessage,
   storeFailuresSummaryLog,
@@ -243,7 +244,7 @@ export class LockManager {
    */
   async withLock<T>(name: string, fn: (lock: LockHandle) => T | Promise<T>, options?: LockCallOptions): Promise<T | undefined> {
     assertLockName(name, 'withLock()');
-    if (typeof fn !== 'function') throw new LockOptionsError(`withLock("${name}"): the second argument must be a function.`);
+    if (typeof fn !== 'function') throw new LockOptionsError(notAFunctionMessage(`withLock("${name}")`));
     assertCallOptions(options, `withLock("${name}")`);
     // Awaits only what is a promise: an in-memory store answers at once, and every skipped turn counts.
     const entering = this.enter(name, this.resolve(options));

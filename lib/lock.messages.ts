@@ -115,7 +115,7 @@ export function postgresCause(at: string, database: string | undefined, err: unk
 }
 
 export const noAnswerDetail = (store: string, ms: number, lastCause: string | undefined): string =>
-  lastCause === undefined ? `${store} did not answer within ${ms} ms` : `${lastCause}; no answer within ${ms} ms`;
+  lastCause === undefined ? `${store} did not answer within ${ms} ms` : `${lastCause} (no answer within ${ms} ms)`;
 
 export const lockTableMissingHint = (tableName: string): string =>
   ` (create the lock tables with PostgresLockProvider.schemaSql(${JSON.stringify(tableName)}) in a migration, or set createTable: true)`;
@@ -140,7 +140,7 @@ export const optionMessage = (where: string, option: string, expected: string, v
   `${where}: ${option} must be ${expected}, got ${describeValue(value)}.`;
 
 export const unknownOptionMessage = (where: string, key: string, known: Iterable<string>): string =>
-  `${where}: unknown option "${key}". Known options: ${[...known].join(', ')}.`;
+  `${where}: unknown option "${key}"; use one of: ${[...known].join(', ')}.`;
 
 export const oneStoreMessage = (where: string, given: string[]): string =>
   `${where}: give only one of provider, redis, postgres; got ${given.join(' and ')}.`;
@@ -173,9 +173,44 @@ export const staticMethodMessage = (where: string): string =>
   `${where}: static methods cannot be locked; Nest injects LockService into instances only. Make it an instance method.`;
 
 export const invalidLockedArgumentsMessage = (got: string, withOptions: boolean): string =>
-  `@Locked(): expected a name (string), a name function or an options object, then optional options; got ${got}${withOptions ? ' and options' : ''}.`;
+  `@Locked(): pass a name (string), a name function or an options object, then optional options; got ${got}${withOptions ? ' and options' : ''}.`;
 
 export const connectionUrlMessage = (where: string, problem: string): string => `${where}: ${problem}.`;
+
+export const notAFunctionMessage = (where: string): string =>
+  `${where}: the second argument must be a function: pass the work to run under the lock, e.g. withLock('report', () => build()).`;
+
+export const providerClosedDetail = (store: string): string =>
+  `the ${store} lock provider is closed (application shutdown, or close() was called); a closed provider does not reopen: build a new one`;
+
+export const peerMissingMessage = (provider: string, pkg: string, cause: string): string =>
+  `${provider} needs the "${pkg}" package (an optional peer dependency), which could not be loaded (${cause}): npm install ${pkg}`;
+
+export const tableNameMessage = (where: string, value: unknown, maxTable: number): string =>
+  `${where}: tableName must be an identifier or schema.identifier (letters, digits, _; not starting with a digit; ` +
+  `at most 63 characters, and the table part at most ${maxTable}), got ${describeValue(value)}.`;
+
+export const keyTooLongMessage = (key: string, bytes: number, max: number): string =>
+  `PostgresLockProvider: the lock key "${key.slice(0, 40)}..." is ${bytes} bytes long; PostgreSQL locks take keys of at most ${max} bytes. ` +
+  'Use a shorter lock name (e.g. a hash of the long part).';
+
+export const redisConnectionTypeMessage = (value: unknown): string =>
+  `RedisLockProvider: redis must be a URL string, ioredis options, or an ioredis Redis or Cluster instance, got ${describeValue(value)}.`;
+
+export const providerOptionsMessage = (provider: string, example: string): string =>
+  `${provider}: options must be an object such as ${example}.`;
+
+// ---------------------------------------------------------------- lost leases (the detail of LockLostError)
+
+export const lostDetails = {
+  alreadyReleased: 'it was already released',
+  releasedMeanwhile: 'it was released meanwhile',
+  takenOver: 'the store no longer has it under this owner (it expired or was taken over)',
+  maxHold: (ms: number | undefined): string => `maxHold of ${ms} ms reached`,
+  renewalUnreachable: (ttl: number): string => `its ${ttl} ms lease ended while renewal could not reach the store`,
+  notRenewedInTime: (ttl: number): string => `its ${ttl} ms lease ended before it could be renewed`,
+  renewOff: (ttl: number): string => `its ${ttl} ms lease ended (renew is off)`,
+};
 
 // ---------------------------------------------------------------- helpers
 

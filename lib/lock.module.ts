@@ -10,6 +10,7 @@ import { LockProvider } from './lock-provider.interface.js';
 import type { LockModuleOptions } from './lock-options.interface.js';
 import { assertModuleOptions } from './lock-options.validation.js';
 import { LockOptionsError } from './lock.errors.js';
+import { optionMessage } from './lock.messages.js';
 import { createLockProvider } from './providers/lock-provider.factory.js';
 import { LockService } from './lock.service.js';
 import { LeaderExplorer } from './leader/leader.explorer.js';
@@ -51,7 +52,7 @@ export class LockModule extends ConfigurableLockModule {
   static forRoot(options: typeof LOCK_OPTIONS_TYPE = {}): DynamicModule {
     assertModuleOptions(options === null || typeof options !== 'object' ? options : { ...options, isGlobal: undefined });
     if (options.isGlobal !== undefined && typeof options.isGlobal !== 'boolean') {
-      throw new LockOptionsError(`LockModule options: isGlobal must be true or false, got ${typeof options.isGlobal}.`);
+      throw new LockOptionsError(optionMessage('LockModule options', 'isGlobal', 'true or false', options.isGlobal));
     }
     return super.forRoot(options);
   }

@@ -2,7 +2,19 @@ import { createHash } from 'node:crypto';
 import type { Client, ClientConfig, Pool, PoolConfig, QueryResultRow } from 'pg';
 import { LockOptionsError, LockStoreError } from '../lock.errors.js';
 import { assertPostgresConnection } from './connection-options.validation.js';
-import { endpointOf, lockTableMissingHint, lockTableNotCreatableHint, noAnswerDetail, postgresCause } from '../lock.messages.js';
+import {
+  endpointOf,
+  keyTooLongMessage,
+  lockTableMissingHint,
+  lockTableNotCreatableHint,
+  noAnswerDetail,
+  optionMessage,
+  peerMissingMessage,
+  postgresCause,
+  providerClosedDetail,
+  providerOptionsMessage,
+  tableNameMessage,
+} from '../lock.messages.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../lock-provider.interface.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../inspection/lock-inspection.interface.js';
 
@@ -66,15 +78,12 @@ interface TableNames {
 function tableNames(tableName: unknown): TableNames {
   const where = 'PostgresLockProvider';
   if (typeof tableName !== 'string') {
-    throw new LockOptionsError(`${where}: tableName must be a string, got ${tableName === null ? 'null' : typeof tableName}.`);
+    throw new LockOptionsError(optionMessage(where, 'tableName', 'a string', tableName));
   }
   const parts = tableName.split('.');
   const table = parts[parts.length - 1];
   if (parts.length > 2 || !parts.every((p) => IDENT.test(p)) || tableName.length > 63 || table.length + INDEX_SUFFIX.length > 63) {
-    throw new LockOptionsError(
-      `${where}: tableName must be an identifier or schema.identifier (letters, digits, _; not starting with a digit; ` +
-        `at most 63 characters, and the table part at most ${63 - INDEX_SUFFIX.length}), got ${JSON.stringify(tableName)}.`,
-    );
+    throw new LockOptionsError(tableNameMessage(where, tableName, 63 - INDEX_SUFFIX.length));
   }
   const quote = (p: string): string => `"${p}"`;
   const schema = parts.length === 2 ? `${quote(parts[0])}.` : '';
@@ -365,7 +374,7 @@ export class PostgresLockProvider extends LockProvider {
   constructor(options: PostgresLockProviderOptions) {
     super();
     if (options === null || typeof options !== 'object') {
-      throw new LockOptionsError('PostgresLockProvider: options must be an object with a connection.');
+      throw new LockOptionsError(providerOptionsMessage('PostgresLockProvider', '{ connection: "postgres://user@host/db" }'));
     }
     const {
       connection,
@@ -375,13 +384,13 @@ export class PostgresLockProvider extends LockProvider {
       prepareStatements = true,
     } = options;
     if (!(typeof connection === 'string' || (typeof connection === 'object' && connection !== null))) {
-      throw new LockOptionsError('PostgresLockProvider: connection must be a pg.Pool, a connection string or a pg PoolConfig.');
+      throw new LockOptionsError(optionMessage('PostgresLockProvider', 'connection', 'a pg.Pool, a connection string or a pg PoolConfig', connection));
     }
     if (typeof commandTimeout !== 'number' || !Number.isFinite(commandTimeout) || commandTimeout <= 0) {
-      throw new LockOptionsError(`PostgresLockProvider: commandTimeout must be a finite number of milliseconds > 0, got ${String(commandTimeout)}.`);
+      throw new LockOptionsError(optionMessage('PostgresLockProvider', 'commandTimeout', 'a finite number of milliseconds > 0', commandTimeout));
     }
     for (const [option, value] of [['createTable', createTable], ['prepareStatements', prepareStatements]] as const) {
-      if (typeof value !== 'boolean') throw new LockOptionsError(`PostgresLockProvider: ${option} must be true or false, got ${String(value)}.`);
+      if (typeof value !== 'boolean') throw new LockOptionsError(optionMessage('PostgresLockProvider', option, 'true or false', value));
     }
     assertPostgresConnection(connection, 'PostgresLockProvider');
     this.names = tableNames(tableName);
@@ -424,9 +433,7 @@ export class PostgresLockProvider extends LockProvider {
     const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (Buffer.byteLength(key) > MAX_KEY_BYTES) {
       // The primary-key index takes about 2.7 kB per entry; fail clearly rather than with an index error.
-      throw new LockOptionsError(
-        `PostgresLockProvider: the lock key "${key.slice(0, 40)}..." is ${Buffer.byteLength(key)} bytes long; PostgreSQL locks take keys of at most ${MAX_KEY_BYTES} bytes.`,
-      );
+      throw new LockOptionsError(keyTooLongMessage(key, Buffer.byteLength(key), MAX_KEY_BYTES));
     }
     const wait = request.wait && !request.signal?.aborted && request.waitTimeout !== 0;
     if (!wait) {
@@ -542,7 +549,7 @@ export class PostgresLockProvider extends LockProvider {
    */
   async prune(olderThanMs: number = 3_600_000): Promise<number> {
     if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 60_000) {
-      throw new LockOptionsError(`PostgresLockProvider.prune: olderThanMs must be a finite number of milliseconds >= 60000, got ${String(olderThanMs)}.`);
+      throw new LockOptionsError(optionMessage('PostgresLockProvider.prune', 'olderThanMs', 'a finite number of milliseconds >= 60000', olderThanMs));
     }
     const batch = 5_000;
     let total = 0;
@@ -933,7 +940,7 @@ export class PostgresLockProvider extends LockProvider {
   private async bounded<T>(operation: string, key: string | undefined, fn: () => Promise<T>): Promise<T> {
     const where = key === undefined ? '' : ` (key "${key}")`;
     if (this.closed && operation !== 'close' && operation !== 'release') {
-      throw new LockStoreError(operation, `the PostgreSQL lock provider is closed${where}`);
+      throw new LockStoreError(operation, `${providerClosedDetail('PostgreSQL')}${where}`);
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -1032,7 +1039,7 @@ export class PostgresLockProvider extends LockProvider {
       (mod) => ((mod as unknown as { default?: PgModule }).default ?? mod) as PgModule,
       (err: unknown) => {
         this.pg = undefined;
-        throw new LockOptionsError(`PostgresLockProvider needs the "pg" package: npm install pg (${message(err)}).`, { cause: err });
+        throw new LockOptionsError(peerMissingMessage('PostgresLockProvider', 'pg', message(err)), { cause: err });
       },
     );
     return this.pg;

@@ -1,6 +1,15 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockOptionsError, LockStoreError } from '../lock.errors.js';
-import { endpointOf, noAnswerDetail, redisCause } from '../lock.messages.js';
+import {
+  endpointOf,
+  noAnswerDetail,
+  optionMessage,
+  peerMissingMessage,
+  providerClosedDetail,
+  providerOptionsMessage,
+  redisCause,
+  redisConnectionTypeMessage,
+} from '../lock.messages.js';
 import { assertRedisConnection } from './connection-options.validation.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../lock-provider.interface.js';
 import { TimedList, TimedNode } from '../lock-timer.js';
@@ -125,9 +134,7 @@ function loadIoredis(): typeof import('ioredis') {
     try {
       ioredis = requirePeer<typeof import('ioredis')>('ioredis');
     } catch (err) {
-      throw new LockOptionsError("RedisLockProvider needs the 'ioredis' package (an optional peer dependency): npm install ioredis", {
-        cause: err,
-      });
+      throw new LockOptionsError(peerMissingMessage('RedisLockProvider', 'ioredis', err instanceof Error ? err.message : String(err)), { cause: err });
     }
   }
   return ioredis;
@@ -255,17 +262,17 @@ export class RedisLockProvider extends LockProvider {
   constructor(options: RedisLockProviderOptions) {
     super();
     if (options === null || typeof options !== 'object') {
-      throw new LockOptionsError('RedisLockProvider: options must be an object such as { redis: "redis://127.0.0.1:6379" }.');
+      throw new LockOptionsError(providerOptionsMessage('RedisLockProvider', '{ redis: "redis://127.0.0.1:6379" }'));
     }
     const { redis, commandTimeout = DEFAULT_COMMAND_TIMEOUT, channel = 'nest-lock:grants' } = options;
     const waiterLease = options.waiterLease ?? Math.max(5_000, 3 * commandTimeout);
     for (const [name, value] of [['commandTimeout', commandTimeout], ['waiterLease', waiterLease]] as const) {
       if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
-        throw new LockOptionsError(`RedisLockProvider: ${name} must be a finite number of milliseconds > 0, got ${String(value)}.`);
+        throw new LockOptionsError(optionMessage('RedisLockProvider', name, 'a finite number of milliseconds > 0', value));
       }
     }
     if (typeof channel !== 'string' || channel.length === 0) {
-      throw new LockOptionsError('RedisLockProvider: channel must be a non-empty string.');
+      throw new LockOptionsError(optionMessage('RedisLockProvider', 'channel', 'a non-empty string', channel));
     }
     assertRedisConnection(redis, 'RedisLockProvider');
     this.commandTimeout = commandTimeout;
@@ -284,10 +291,7 @@ export class RedisLockProvider extends LockProvider {
       this.client = typeof redis === 'string' ? new Redis(redis, own) : new Redis({ ...(redis as RedisOptions), ...own });
       this.ownsClient = true;
     } else {
-      throw new LockOptionsError(
-        'RedisLockProvider: redis must be a URL string, ioredis options, or an ioredis Redis or Cluster instance, ' +
-          `got ${redis === null ? 'null' : Array.isArray(redis) ? 'an array' : typeof redis}.`,
-      );
+      throw new LockOptionsError(redisConnectionTypeMessage(redis));
     }
     this.watchErrors(this.client); // reported through the calls that fail, with this cause
   }
@@ -668,7 +672,7 @@ export class RedisLockProvider extends LockProvider {
 
   /** Opens the shared subscriber connection once; a waiter must be subscribed before it queues. `true` once subscribed. */
   private subscribe(key: string): Promise<unknown> | true {
-    if (this.closed) return Promise.reject(new LockStoreError('acquire', `the Redis lock provider is closed (key "${key}")`));
+    if (this.closed) return Promise.reject(new LockStoreError('acquire', `${providerClosedDetail('Redis')} (key "${key}")`));
     if (!this.subscribed) {
       if (!this.subscriber) {
         const sub = isCluster(this.client)
@@ -743,7 +747,7 @@ export class RedisLockProvider extends LockProvider {
     step?: string,
   ): Promise<R> {
     if (this.closed && operation !== 'leave') {
-      return Promise.reject(new LockStoreError(operation, `the Redis lock provider is closed${where(key, step)}`));
+      return Promise.reject(new LockStoreError(operation, `${providerClosedDetail('Redis')}${where(key, step)}`));
     }
     if (this.dbRejected !== undefined && client === this.client) {
       return Promise.reject(this.storeError(operation, client, this.dbRejected, where(key, step)));

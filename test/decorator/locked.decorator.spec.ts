@@ -336,8 +336,8 @@ describe('@Locked bad input fails at decoration time', () => {
   const define = (decorate: () => void) => () => decorate();
   test.each([
     ['an empty name', () => { class A { @Locked('') m() {} } return A; }, /non-empty string, got ""/],
-    ['a number name', () => { class A { @Locked(5 as unknown as string) m() {} } return A; }, /expected a name/],
-    ['null', () => { class A { @Locked(null as unknown as string) m() {} } return A; }, /expected a name/],
+    ['a number name', () => { class A { @Locked(5 as unknown as string) m() {} } return A; }, /pass a name/],
+    ['null', () => { class A { @Locked(null as unknown as string) m() {} } return A; }, /pass a name/],
     ['a negative ttl', () => { class A { @Locked('a', { ttl: -1 }) m() {} } return A; }, /A\.m: ttl must be/],
     ['an infinite waitTimeout', () => { class A { @Locked('a', { onHeld: 'wait', waitTimeout: Infinity }) m() {} } return A; }, /waitTimeout/],
     ['an unknown onHeld', () => { class A { @Locked({ name: 'a', onHeld: 'later' as 'wait' }) m() {} } return A; }, /onHeld must be one of/],
