@@ -36,6 +36,8 @@ const SCRIPT = `
   const ago = (iso) => iso ? ms(Math.max(0, Date.now() - Date.parse(iso))) + ' ago' : '—';
   const fill = (tbody, rows, cols, empty) => { tbody.replaceChildren(...(rows.length ? rows : [row([Object.assign(el('td', empty, 'empty'), { colSpan: cols })])])); };
   const longest = new Map();
+  // Locks of other instances have no grant time in Redis or PostgreSQL: show how long this page has seen them.
+  const firstSeen = new Map();
   let timer;
 
   function leaseBar(lock) {
@@ -61,7 +63,11 @@ const SCRIPT = `
     fill($('locks'), data.locks.map((l) => {
       const holder = el('td', l.instanceId || (l.mine ? 'this process' : 'another process'));
       if (l.mine && l.instanceId) holder.append(' ', el('span', 'this process', 'tag'));
-      return row([td(el('span', l.name, 'name')), el('td', l.label || '—'), holder, el('td', l.fencingToken, 'num'), leaseBar(l), el('td', ago(l.heldSince)), el('td', l.waiters, 'num')]);
+      const id = l.name + '#' + l.fencingToken;
+      if (!firstSeen.has(id)) firstSeen.set(id, new Date().toISOString());
+      const since = l.heldSince ? el('td', ago(l.heldSince)) : el('td', '≥ ' + ago(firstSeen.get(id)));
+      if (!l.heldSince) since.title = 'The store does not record grant times: held at least since this page first saw it';
+      return row([td(el('span', l.name, 'name')), el('td', l.label || '—'), holder, el('td', l.fencingToken, 'num'), leaseBar(l), since, el('td', l.waiters, 'num')]);
     }), 7, 'No lock is held.');
     fill($('counts'), data.counts.map((c) => row([td(el('span', c.name, 'name')), el('td', c.acquired, 'num'), el('td', c.released, 'num'), el('td', c.lost, 'num'), el('td', c.timeouts, 'num'), el('td', c.storeErrors, 'num')])), 6, 'No events yet.');
     fill($('recent'), data.recent.map((e) => row([
