@@ -60,6 +60,9 @@ const SCRIPT = `
     $('error').hidden = !data.storeError;
     $('error').textContent = data.storeError ? 'Reading the store failed: ' + data.storeError : '';
     $('held-count').textContent = data.locks.length + (data.more ? '+' : '');
+    // Forget locks no longer held, so a page left open for days stays small.
+    const current = new Set(data.locks.map((l) => l.name + '#' + l.fencingToken));
+    for (const seen of [longest, firstSeen]) for (const id of seen.keys()) if (!current.has(id)) seen.delete(id);
     fill($('locks'), data.locks.map((l) => {
       const holder = el('td', l.instanceId || (l.mine ? 'this process' : 'another process'));
       if (l.mine && l.instanceId) holder.append(' ', el('span', 'this process', 'tag'));
