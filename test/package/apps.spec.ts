@@ -86,7 +86,13 @@ function installedModules(app: string): string {
   cpSync(join(source, 'package.json'), join(work, 'package.json'));
   cpSync(join(source, 'package-lock.json'), join(work, 'package-lock.json'));
   sh('npm', ['ci', '--no-audit', '--no-fund'], work, `npm ci of test/apps/${app}`);
-  renameSync(work, done);
+  try {
+    renameSync(work, done);
+  } catch (err) {
+    // Another run cached the same install meanwhile: use that one.
+    if (!existsSync(done)) throw err;
+    rmSync(work, { recursive: true, force: true });
+  }
   return join(done, 'node_modules');
 }
 
