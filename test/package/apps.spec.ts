@@ -13,7 +13,6 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { packLibrary, repoRoot, type PackedLibrary } from './packed-library.js';
@@ -110,31 +109,6 @@ function prepareApp(app: string, packed: PackedLibrary): string {
   return dir;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Resolves once `port` accepts a connection (Nest logs "successfully started" before it listens). */
-async function listening(port: number, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => socket.end(() => resolve(true))).once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > end) throw new Error(`nothing listens on port ${port} ${ms} ms after the app said it started`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** A booted app: its output so far, and a way to wait for a line. */
 class RunningApp {
   stdout = '';
@@ -200,11 +174,11 @@ describe.each(SHAPES)('$label (test/apps/$app) with the packed library', (shape)
     }, 300_000);
 
     test('boots; the locked route answers 201 to one of 4 concurrent callers and 409 to the others; the locked cron task runs; no warning', async () => {
-      const port = await freePort();
-      const app = new RunningApp(spawn(node, ['dist/main.js'], { cwd: dir, env: { ...childEnv(node), PORT: String(port) } }));
+      // Port 0: the system picks a free port, and the app logs the URL it listens on.
+      const app = new RunningApp(spawn(node, ['dist/main.js'], { cwd: dir, env: { ...childEnv(node), PORT: '0' } }));
       try {
-        await app.waitFor('Nest application successfully started', 60_000);
-        await listening(port, 30_000);
+        await app.waitFor('Listening on http', 60_000);
+        const port = Number(/Listening on http:\/\/\S+:(\d+)/.exec(app.stdout)![1]);
         const answers = await Promise.all(
           [1, 2, 3, 4].map(async () => {
             const res = await fetch(`http://127.0.0.1:${port}/report`, { method: 'POST' });
@@ -218,6 +192,8 @@ describe.each(SHAPES)('$label (test/apps/$app) with the packed library', (shape)
         const health = await fetch(`http://127.0.0.1:${port}/health`);
         expect(health.status).toBe(200);
         expect(((await health.json()) as { info: { locks: { status: string } } }).info.locks.status).toBe('up');
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\n--- the app's stdout ---\n${app.stdout}\n--- its stderr ---\n${app.stderr}`, { cause: err });
       } finally {
         await app.stop();
       }
