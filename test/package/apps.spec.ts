@@ -197,7 +197,12 @@ describe.each(SHAPES)('$label (test/apps/$app) with the packed library', (shape)
       } finally {
         await app.stop();
       }
-      expect(app.stderr).toBe('');
+      // Nothing else on stderr: no ExperimentalWarning for require() of Nest 12's ES modules, no error.
+      // (The cron package notes a tick that started late on a busy machine: load, not a fault.)
+      const stderr = app.stderr
+        .split('\n')
+        .filter((line) => line !== '' && !/^\[Cron\] Missed execution deadline by \d+ms/.test(line));
+      expect(stderr).toEqual([]);
     }, 120_000);
 
     const fails = shape.testsFailOn?.nodes.includes(column);

@@ -25,7 +25,7 @@ describe('AppModule with the in-memory lock store', () => {
 
   it('answers 409 while another instance holds the report lock, 201 once it is free', async () => {
     await start();
-    const release = await memory.hold('lock:report');
+    const release = await memory.hold('report');
     const held = await request(app.getHttpServer()).post('/report').expect(409);
     expect(held.body.lock).toBe('report');
     await release();
@@ -34,7 +34,7 @@ describe('AppModule with the in-memory lock store', () => {
 
   it('skips the digest while another instance holds its lock, and sends it after', async () => {
     // Held before the scheduler starts, so no tick can run in between.
-    const release = await memory.hold('lock:digest');
+    const release = await memory.hold('digest');
     const task = (await start()).get(DigestTask);
     await task.send();
     expect(task.runs).toBe(0);
