@@ -24,7 +24,14 @@ export interface LockHandle {
   readonly name: string;
   /** The store key (prefix included). */
   readonly key: string;
-  /** Strictly greater than every earlier grant's token for this name: pass it to storage that rejects stale writers. */
+  /**
+   * Strictly greater than every earlier grant's token for this name: pass it
+   * to storage that rejects stale writers. Redis and PostgreSQL draw tokens
+   * no lower than the store's clock in microseconds; after a failover of the
+   * store, tokens keep growing as long as the new primary's clock is not
+   * behind the old one's by more than the failover took (with Redis,
+   * `waitForReplicas` removes that assumption).
+   */
   readonly fencingToken: number;
   /** Aborts, with a {@link LockLostError} as its `reason`, when the lock is lost while held. */
   readonly signal: AbortSignal;

@@ -91,6 +91,16 @@ export interface LockModuleOptions {
    */
   postgres?: PostgresConnection | PostgresLockProviderOptions;
   /**
+   * With `redis`: a grant counts only once this many replicas of the Redis
+   * master have it (Redis `WAIT`, bounded by `commandTimeout`); otherwise the
+   * lock is given back and the call fails with {@link LockStoreError}. For
+   * fencing tokens that survive a failover without relying on the servers'
+   * clocks. Costs each grant a round trip and the replicas' acknowledgement,
+   * during which the connection serves no other call. Default `0` (off).
+   * See `RedisLockProviderOptions.waitForReplicas`.
+   */
+  waitForReplicas?: number;
+  /**
    * Upper bound in ms on every call to the store (acquire, release, extend,
    * ping), also while the client reconnects. Past it the call fails with
    * {@link LockStoreError} instead of hanging. Default `2000`. Not used by the

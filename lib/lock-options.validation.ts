@@ -1,5 +1,5 @@
 import { LockOptionsError } from './lock.errors.js';
-import { lockNameMessage, objectInNameMessage, oneStoreMessage, optionMessage, unknownOptionMessage } from './lock.messages.js';
+import { describeValue, lockNameMessage, objectInNameMessage, oneStoreMessage, optionMessage, unknownOptionMessage } from './lock.messages.js';
 import { LockProvider } from './lock-provider.interface.js';
 import type { LockCallOptions, LockModuleOptions } from './lock-options.interface.js';
 import { assertPostgresConnection, assertRedisConnection } from './providers/connection-options.validation.js';
@@ -69,7 +69,7 @@ export function assertCallOptions(options: unknown, where: string): asserts opti
   }
 }
 
-const MODULE_KEYS = new Set(['provider', 'keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'redis', 'postgres', 'commandTimeout', 'localHandOff', 'instanceId', 'verifyOnBoot', 'telemetry']);
+const MODULE_KEYS = new Set(['provider', 'keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'redis', 'postgres', 'commandTimeout', 'localHandOff', 'instanceId', 'verifyOnBoot', 'telemetry', 'waitForReplicas']);
 
 /** Checks `LockModule.forRoot()` / `forRootAsync()` options. */
 export function assertModuleOptions(options: unknown): asserts options is LockModuleOptions {
@@ -107,5 +107,15 @@ export function assertModuleOptions(options: unknown): asserts options is LockMo
   if (o.postgres !== undefined) {
     const pg = o.postgres as Record<string, unknown> | null;
     assertPostgresConnection(pg !== null && typeof pg === 'object' && 'connection' in pg ? pg.connection : pg, where);
+  }
+  if (o.waitForReplicas !== undefined) {
+    if (!(typeof o.waitForReplicas === 'number' && Number.isInteger(o.waitForReplicas) && o.waitForReplicas >= 0)) {
+      throw new LockOptionsError(`${where}: waitForReplicas must be a whole number of replicas >= 0, got ${describeValue(o.waitForReplicas)}.`);
+    }
+    if (o.redis === undefined) {
+      throw new LockOptionsError(
+        `${where}: waitForReplicas applies to the Redis store built from the redis option; with a provider of your own, pass it to new RedisLockProvider({ waitForReplicas }).`,
+      );
+    }
   }
 }

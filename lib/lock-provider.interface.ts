@@ -36,7 +36,9 @@ export interface LockAcquireRequest {
 export interface LockGrant {
   /**
    * Strictly greater than every fencing token granted earlier for the same
-   * key by the same store. Pass it to storage that must reject stale writers.
+   * key by the same store, also across a failover of the store as far as
+   * the store can tell (a store with replicas states its assumption, e.g.
+   * synchronized clocks). Pass it to storage that must reject stale writers.
    */
   readonly fencingToken: number;
   /** `true` when the grant came after queueing behind another holder (for the `contended` event). */

@@ -9,6 +9,7 @@ import {
   type LockProvider,
 } from '../../lib/index.js';
 import type { BenchEnv, Contender, LockClient } from './contender.js';
+import { startReplica } from '../support/redis-server.js';
 
 /**
  * This library: `LockManager.withLock(name, fn, { onHeld: 'wait' })` over a
@@ -104,3 +105,35 @@ export const oursMemoryOtelSdk = ours(
   true,
   () => ({ telemetry: { meterProvider: new MeterProvider({ readers: [new IdleReader()] }), tracerProvider: new BasicTracerProvider() } }),
 );
+
+/**
+ * `waitForReplicas: 1` against a replica of the bench's Redis that the
+ * contender starts (and stops on close): what it costs a grant to wait until
+ * a replica has it (scenarios 1 and 2).
+ */
+const replicated = ours(
+  'ours-redis-replicas',
+  'nest-lock (redis), waitForReplicas: 1',
+  'redis',
+  async (env) => new RedisLockProvider({ redis: env.redisUrl, waitForReplicas: 1 }),
+);
+export const oursRedisReplicated: Contender = {
+  ...replicated,
+  waits: `${replicated.waits}; each grant waits for 1 replica (WAIT)`,
+  async create(env) {
+    const replica = await startReplica(env.redisUrl);
+    try {
+      const client = await replicated.create(env);
+      return {
+        withLock: client.withLock,
+        async close() {
+          await client.close();
+          await replica.stop();
+        },
+      };
+    } catch (err) {
+      await replica.stop();
+      throw err;
+    }
+  },
+};

@@ -123,3 +123,39 @@ export class BenchRedis {
     if (this.child.exitCode === null) this.child.kill('SIGKILL');
   }
 }
+
+/**
+ * A replica of the Redis at `masterUrl`, on a free loopback port, in sync
+ * when this resolves (the master is set to sync at once); `stop()` kills it.
+ */
+export async function startReplica(masterUrl: string): Promise<{ stop(): Promise<void> }> {
+  const master = new Redis(masterUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await master.connect();
+  const { port: masterPort } = new URL(masterUrl);
+  const port = await freePort();
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--replicaof', '127.0.0.1', masterPort || '6379', '--repl-diskless-load', 'on-empty-db'],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const stop = async (): Promise<void> => {
+    master.disconnect();
+    if (child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGKILL');
+    await exited;
+  };
+  try {
+    await master.config('SET', 'repl-diskless-sync-delay', '0');
+    const online = new RegExp(`slave\\d+:ip=127\\.0\\.0\\.1,port=${port},state=online`);
+    const deadline = now() + 10_000;
+    while (!online.test(await master.info('replication'))) {
+      if (now() > deadline || child.exitCode !== null) throw new Error(`the replica on port ${port} did not come in sync within 10 s`);
+      await sleep(50);
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { stop };
+}

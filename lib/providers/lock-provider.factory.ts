@@ -17,7 +17,7 @@ export async function createLockProvider(options: LockModuleOptions = {}): Promi
   if (options.provider) return options.provider;
   if (options.redis !== undefined) {
     const { RedisLockProvider } = await import('./redis-lock.provider.js');
-    const redis = new RedisLockProvider({ redis: options.redis, commandTimeout: options.commandTimeout });
+    const redis = new RedisLockProvider({ redis: options.redis, commandTimeout: options.commandTimeout, waitForReplicas: options.waitForReplicas });
     owned.add(redis);
     return redis;
   }

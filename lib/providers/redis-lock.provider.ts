@@ -49,6 +49,27 @@ export interface RedisLockProviderOptions {
    * died can hold up the queue. Default `max(5000, 3 × commandTimeout)`.
    */
   waiterLease?: number;
+  /**
+   * A grant is answered only once this many replicas of the master have it:
+   * after the grant (or, for a waiter handed the lock, after an owner-checked
+   * extend of it) the provider sends `WAIT <n>` on its connection, bounded by
+   * `commandTimeout`. When fewer replicas acknowledge in time, the lock is
+   * given back and the call fails with {@link LockStoreError}.
+   *
+   * Why: fencing tokens are raised to the server clock on every grant, which
+   * keeps them growing across a failover as long as the promoted replica's
+   * clock is not behind the old master's by more than the failover took. A
+   * team that cannot rely on that makes sure that whichever replica is
+   * promoted has every grant: set this to the number of replicas (or to the
+   * number your failover may choose among).
+   *
+   * Cost: one more round trip per grant, plus the time replicas take to
+   * acknowledge, during which this connection serves no other call (`WAIT`
+   * blocks it); while a replica is down, every grant fails after
+   * `commandTimeout`. Standalone or Sentinel only (not a Cluster client).
+   * Default `0`: off.
+   */
+  waitForReplicas?: number;
 }
 
 /** Default {@link RedisLockProviderOptions.commandTimeout}, in ms. */
@@ -184,9 +205,12 @@ const isNotConnected = (err: unknown): boolean =>
  * the same Redis.
  *
  * - Acquire is one round trip: a Lua script that sets the key to the owner
- *   token with a lease and returns a fencing token from a per-key `INCRBY`
+ *   token with a lease and returns a fencing token from a per-key counter
  *   (a block of `request.fences` tokens: the engine hands the lock to other
- *   callers of this process with the rest, see `localHandOff`). A wait
+ *   callers of this process with the rest, see `localHandOff`), raised to
+ *   the server clock in microseconds whenever it is behind, so that tokens
+ *   keep growing across a failover to a replica with an older counter (see
+ *   `waitForReplicas` for a guarantee without clocks). A wait
  *   starts with the small script a try uses (three keys, an integer reply);
  *   only when that finds the key held does it queue with the full one, and
  *   the provider then remembers the key as contended, so that its next
@@ -217,12 +241,14 @@ const isNotConnected = (err: unknown): boolean =>
 export class RedisLockProvider extends LockProvider {
   /** `'redis'`. */
   readonly kind = 'redis';
-  /** A grant reserves `request.fences` fencing tokens (one INCRBY): the engine hands locks over locally. */
+  /** A grant reserves `request.fences` fencing tokens (in the same script): the engine hands locks over locally. */
   override readonly fenceBlocks = true;
   /** The client that runs the scripts (yours, or the one the provider opened). */
   readonly client: Client;
   private readonly ownsClient: boolean;
   private readonly commandTimeout: number;
+  /** Replicas that must have a grant before it is answered (0: none). */
+  private readonly waitForReplicas: number;
   /** Prefix of every instance's hand-off channel. */
   private readonly channel: string;
   /** This provider's id in queue entries: hand-offs to its waiters are announced on `<channel>:<instance>`. */
@@ -275,6 +301,11 @@ export class RedisLockProvider extends LockProvider {
       throw new LockOptionsError(optionMessage('RedisLockProvider', 'channel', 'a non-empty string', channel));
     }
     assertRedisConnection(redis, 'RedisLockProvider');
+    const { waitForReplicas = 0 } = options;
+    if (!(typeof waitForReplicas === 'number' && Number.isInteger(waitForReplicas) && waitForReplicas >= 0)) {
+      throw new LockOptionsError(`RedisLockProvider: waitForReplicas must be a whole number of replicas >= 0, got ${String(waitForReplicas)}.`);
+    }
+    this.waitForReplicas = waitForReplicas;
     this.commandTimeout = commandTimeout;
     this.channel = channel;
     this.inbox = `${channel}:${this.instance}`;
@@ -292,6 +323,11 @@ export class RedisLockProvider extends LockProvider {
       this.ownsClient = true;
     } else {
       throw new LockOptionsError(redisConnectionTypeMessage(redis));
+    }
+    if (waitForReplicas > 0 && isCluster(this.client)) {
+      throw new LockOptionsError(
+        'RedisLockProvider: waitForReplicas works with a standalone or Sentinel-managed Redis, not a Cluster client (WAIT must reach the master of each key).',
+      );
     }
     this.watchErrors(this.client); // reported through the calls that fail, with this cause
   }
@@ -317,6 +353,12 @@ export class RedisLockProvider extends LockProvider {
 
   /** {@inheritDoc LockProvider.acquire} */
   acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
+    const granted = this.take(request);
+    return this.waitForReplicas === 0 ? granted : granted.then((grant) => grant && this.replicated(request, grant));
+  }
+
+  /** {@link acquire}, before replicas are asked. */
+  private take(request: LockAcquireRequest): Promise<LockGrant | null> {
     const ttl = Math.max(1, Math.ceil(request.ttl));
     const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
@@ -328,6 +370,49 @@ export class RedisLockProvider extends LockProvider {
     const short = request.waitTimeout !== undefined && request.waitTimeout < this.commandTimeout;
     if (!short && !this.contended.has(request.key)) return this.waitFirst(request, ttl, fences);
     return this.queue(request, ttl, fences);
+  }
+
+  /**
+   * With `waitForReplicas`: answers `grant` once that many replicas have it.
+   * `WAIT` counts the writes of this connection, so the grant must be one of
+   * them: a grant by this call's own script is; a hand-off (written by the
+   * release of another connection) is followed by an owner-checked extend
+   * first, in the same write. Fewer replicas in time: the lock goes back.
+   */
+  private replicated(request: LockAcquireRequest, grant: LockGrant): Promise<LockGrant> {
+    const { key, owner } = request;
+    const need = this.waitForReplicas;
+    // A little under the call's bound, so that Redis answers with the count before the call gives up.
+    const waitMs = Math.max(1, Math.floor(this.commandTimeout * 0.8));
+    const tag = lockTag(key);
+    const ttl = Math.max(1, Math.ceil(request.ttl));
+    const giveBack = (): void => {
+      this.afterWait.delete(owner);
+      this.cleanUp(key, owner);
+    };
+    const send =
+      (extend: (c: Client) => Promise<unknown>) =>
+      (c: Client): Promise<[unknown, number]> =>
+        Promise.all([grant.queued ? extend(c) : 1, c.wait(need, waitMs)]);
+    return this.call(
+      'acquire',
+      key,
+      send((c) => c.evalsha(SCRIPTS.extend.sha, 1, tag, owner, ttl)),
+      ([held, acked]) => {
+        if (Number(held) !== 1) {
+          giveBack();
+          throw new LockStoreError('acquire', `the lock handed to this waiter was gone from Redis before replicas confirmed it (key "${key}")`);
+        }
+        if (acked >= need) return grant;
+        giveBack();
+        throw new LockStoreError(
+          'acquire',
+          `only ${acked} of ${need} replicas acknowledged the grant within ${waitMs} ms (waitForReplicas); the lock was given back (key "${key}")`,
+        );
+      },
+      send((c) => c.eval(SCRIPTS.extend.source, 1, tag, owner, ttl)),
+      giveBack,
+    );
   }
 
   /** {@inheritDoc LockProvider.extend} */

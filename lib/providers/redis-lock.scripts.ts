@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
  * keys, all under one hash tag so they share a Cluster slot:
  *
  * - `KEYS[1]` `{<key>}`        the lock: owner token, with the lease as PX;
- * - `KEYS[2]` `{<key>}:fence`  the fencing counter (INCRBY n per grant);
+ * - `KEYS[2]` `{<key>}:fence`  the fencing counter (n per grant, raised to the server clock in µs);
  * - `KEYS[3]` `{<key>}:q`      the waiters, a list of owner tokens in arrival order;
  * - `KEYS[4]` `{<key>}:w`      a hash owner -> "<deadline ms> <ttl ms> <instance> <n>" of each waiter
  *   (n: how many fencing tokens its grant reserves).
@@ -29,23 +29,24 @@ export interface LockScript {
   readonly sha: string;
 }
 
-// The per-key counter. A grant draws a block of n tokens (INCRBY n; the
-// engine hands the rest to local waiters) and answers the first. A missing
-// counter (never used, an hour old, or lost with a restart) starts from the
-// server clock in microseconds, so tokens still grow after it is gone: a
-// counter gains at most 16 per grant, far less than one per microsecond, so
-// it stays behind the clock. It is created with an hour's expiry (INCRBY
-// keeps it), so that lock names used once (one per request or per entity)
-// leave no key behind for long. `last` is the block's last token.
-const SEED = `
-  if last == n then
-    local t = redis.call('TIME')
-    last = tonumber(t[1] .. string.sub('00000' .. t[2], -6)) + n - 1
-    redis.call('SET', KEYS[2], string.format('%.0f', last), 'PX', 3600000)
-  end`;
+// The per-key counter. A grant draws a block of n tokens (the engine hands
+// the rest to local waiters) and answers the first. The block starts above
+// the counter, and never below the server clock in microseconds: the
+// counter is raised to the clock whenever it is behind, on every grant.
+// So tokens grow after the counter is gone (never used, an hour old, lost
+// with a restart), and after a failover to a replica that has an older
+// counter or none, as long as the new master's clock is not behind the old
+// one's by more than the failover took (a counter gains at most 16 per
+// grant, far less than one per microsecond, so it stays near the clock).
+// The counter lives an hour past its last grant, so that lock names used
+// once (one per request or per entity) leave no key behind for long.
+// `last` is the block's last token.
+const DRAW = `
+  local t = redis.call('TIME')
+  local last = math.max((tonumber(redis.call('GET', KEYS[2])) or 0) + n, tonumber(t[1] .. string.sub('00000' .. t[2], -6)) + n - 1)
+  redis.call('SET', KEYS[2], string.format('%.0f', last), 'PX', 3600000)`;
 const FENCE = `
-local function fence(n)
-  local last = redis.call('INCRBY', KEYS[2], n)${SEED}
+local function fence(n)${DRAW}
   return last - n + 1
 end
 `;
@@ -115,9 +116,9 @@ end
  */
 const ACQUIRE = `
 local owner, ttl, mode, n = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
--- Nobody queued and the key free: the uncontended path, three commands and no closure.
+-- Nobody queued and the key free: the uncontended path, a few commands and no closure.
 if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('SET', KEYS[1], owner, 'NX', 'PX', ttl) then
-  local last = redis.call('INCRBY', KEYS[2], n)${SEED}
+${DRAW}
   return {1, last - n + 1}
 end
 ${FENCE}
@@ -167,8 +168,7 @@ return with({0, redis.call('PTTL', KEYS[1])}, tail)
 const TRY = `
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
-local n = tonumber(ARGV[3]) or 1
-local last = redis.call('INCRBY', KEYS[2], n)${SEED}
+local n = tonumber(ARGV[3]) or 1${DRAW}
 return last - n + 1
 `;
 

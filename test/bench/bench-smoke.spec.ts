@@ -9,7 +9,8 @@ import { Redis } from 'ioredis';
 import { COMPARE_AND_DELETE, rawRedis } from '../../bench/contenders/raw-redis.contender.js';
 import { asyncMutex } from '../../bench/contenders/async-mutex.contender.js';
 import { rawMemory } from '../../bench/contenders/raw-memory.contender.js';
-import { oursMemory, oursRedis, oursRedisStrict } from '../../bench/contenders/ours.contenders.js';
+import { oursMemory, oursRedis, oursRedisReplicated, oursRedisStrict } from '../../bench/contenders/ours.contenders.js';
+import { RedisServer } from '../redis/redis-server.js';
 import type { BenchEnv, LockClient } from '../../bench/contenders/contender.js';
 import { addRatios, buildRow } from '../../bench/support/results.js';
 import { median, quantile, SectionOrder, spread } from '../../bench/support/stats.js';
@@ -107,6 +108,21 @@ describe('nest-lock Redis contenders', () => {
     } finally {
       release();
       await client.close();
+    }
+  });
+  test('waitForReplicas contender: starts a replica of the bench Redis, grants through it, and stops it on close', async () => {
+    const master = await RedisServer.start(); // its own: the contender attaches a replica to the bench's Redis
+    try {
+      const client = await oursRedisReplicated.create({ ...env, redisUrl: master.url });
+      try {
+        expect(await client.withLock(`${prefix}:replicated`, async () => 7)).toBe(7);
+        expect(await master.command('info', 'replication')).toMatch(/connected_slaves:1/);
+      } finally {
+        await client.close();
+      }
+      await master.until((info) => /connected_slaves:0/.test(info), 'info', 'replication');
+    } finally {
+      await master.stop();
     }
   });
 });

@@ -1,10 +1,11 @@
 /**
- * Test helpers: start throw-away `redis-server` processes (standalone or a
- * 3-master Cluster) on free ports, and spawn compiled child fixtures.
+ * Test helpers: start throw-away `redis-server` processes (standalone, a
+ * replica, Sentinels, or a 3-master Cluster) on free ports, and spawn
+ * compiled child fixtures.
  * A missing binary fails the test with a message that names it.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -49,6 +50,8 @@ export class RedisServer {
   private constructor(
     readonly port: number,
     private readonly extra: string[],
+    /** A Sentinel's config file (Sentinel rewrites it); `undefined` for a data node. */
+    private readonly sentinelConfig?: string,
   ) {}
 
   /** `redis://127.0.0.1:<port>` */
@@ -66,9 +69,65 @@ export class RedisServer {
     return server;
   }
 
+  /**
+   * A replica of `master` (`--replicaof`), started and in sync. Give the
+   * master `REPLICATION_FAST` so that the first sync starts at once.
+   */
+  static async startReplica(master: RedisServer): Promise<RedisServer> {
+    // (loading the master's data from the socket: nothing is written to disk)
+    const replica = await RedisServer.start(['--replicaof', '127.0.0.1', String(master.port), '--repl-diskless-load', 'on-empty-db', ...REPLICATION_FAST]);
+    await replica.until((info) => info.includes('master_link_status:up'), 'info', 'replication');
+    await master.until((info) => new RegExp(`slave\\d+:ip=127\\.0\\.0\\.1,port=${replica.port},state=online`).test(info), 'info', 'replication');
+    return replica;
+  }
+
+  /**
+   * A Sentinel that monitors `master` as `name` (quorum 2; a master is down
+   * after 1 s without answer). Three of them make a deployment.
+   */
+  static async startSentinel(name: string, master: RedisServer, dir: string): Promise<RedisServer> {
+    const port = await freePort();
+    const config = join(dir, `sentinel-${port}.conf`);
+    writeFileSync(
+      config,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `dir ${dir}`,
+        `sentinel monitor ${name} 127.0.0.1 ${master.port} 2`,
+        `sentinel down-after-milliseconds ${name} 1000`,
+        `sentinel failover-timeout ${name} 4000`,
+        `sentinel parallel-syncs ${name} 1`,
+        '',
+      ].join('\n'),
+    );
+    const sentinel = new RedisServer(port, [], config);
+    await sentinel.launch();
+    return sentinel;
+  }
+
+  /** Runs a command through redis-cli against this server; its output. */
+  command(...args: Array<string | number>): Promise<string> {
+    return cli(['-p', String(this.port), ...args.map(String)]);
+  }
+
+  /** Polls `command(...args)` until `check` accepts its output (at most 20 s). */
+  async until(check: (output: string) => boolean, ...args: Array<string | number>): Promise<string> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const out = await this.command(...args).catch((err: Error) => err.message);
+      if (check(out)) return out;
+      if (Date.now() > deadline) throw new Error(`redis ${this.port}: "${args.join(' ')}" did not reach the expected state within 20 s:\n${out}`);
+      await sleep(100);
+    }
+  }
+
   /** Starts (again) on the same port. */
   async launch(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...this.extra];
+    const args = this.sentinelConfig
+      ? [this.sentinelConfig, '--sentinel']
+      : ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...this.extra];
+    const ready = this.sentinelConfig ? '+monitor master' : 'Ready to accept connections';
     const proc = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
     await new Promise<void>((resolve, reject) => {
@@ -84,7 +143,7 @@ export class RedisServer {
       });
       proc.stdout!.on('data', (chunk: Buffer) => {
         out += chunk.toString();
-        if (out.includes('Ready to accept connections')) {
+        if (out.includes(ready)) {
           clearTimeout(timer);
           proc.removeAllListeners('exit');
           resolve();
@@ -113,6 +172,62 @@ export class RedisServer {
 
   async stop(): Promise<void> {
     await this.kill();
+  }
+}
+
+/** Options of a master whose replicas must sync at once (diskless, no delay). */
+export const REPLICATION_FAST = ['--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0'];
+
+/** A master, one replica, and three Sentinels that monitor them as `name`, each on a free port. */
+export class RedisSentinelSetup {
+  private constructor(
+    readonly name: string,
+    readonly master: RedisServer,
+    readonly replica: RedisServer,
+    readonly sentinels: RedisServer[],
+    private readonly dir: string,
+  ) {}
+
+  /** The `sentinels` list of ioredis options. */
+  get sentinelNodes(): Array<{ host: string; port: number }> {
+    return this.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port }));
+  }
+
+  static async start(name = 'locks'): Promise<RedisSentinelSetup> {
+    const dir = mkdtempSync(join(tmpdir(), 'nest-lock-sentinel-'));
+    const started: RedisServer[] = [];
+    try {
+      const master = await RedisServer.start(REPLICATION_FAST);
+      started.push(master);
+      const replica = await RedisServer.startReplica(master);
+      started.push(replica);
+      const sentinels: RedisServer[] = [];
+      for (let i = 0; i < 3; i++) {
+        const sentinel = await RedisServer.startSentinel(name, master, dir);
+        started.push(sentinel);
+        sentinels.push(sentinel);
+      }
+      // Every Sentinel knows the replica and the two other Sentinels: ready to fail over.
+      for (const sentinel of sentinels) {
+        await sentinel.until((out) => /num-other-sentinels\s+2\b/.test(out.replace(/\n/g, ' ')) && /num-slaves\s+1\b/.test(out.replace(/\n/g, ' ')), 'sentinel', 'master', name);
+      }
+      return new RedisSentinelSetup(name, master, replica, sentinels, dir);
+    } catch (err) {
+      await Promise.all(started.map((s) => s.stop()));
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /** The port of the master as the Sentinels see it now. */
+  async masterPort(): Promise<number> {
+    const out = await this.sentinels[0].command('sentinel', 'get-master-addr-by-name', this.name);
+    return Number(out.trim().split('\n')[1]);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.sentinels, this.replica, this.master].map((s) => s.stop()));
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }
 
