@@ -440,13 +440,26 @@ export class PostgresLockProvider extends LockProvider {
       const once = await this.bounded('acquire', key, () => this.attempt(key, owner, ttl, fences, null));
       return once.token === null ? null : { fencingToken: once.token, fences };
     }
-    // Listen before the statement that queues: a release committed after it is then always heard.
+    // The statement that queues leaves at once, so the caller's place in line is its arrival. A first
+    // wait opens the LISTEN connection meanwhile; a release committed before LISTEN took effect may not
+    // be heard, so such a waiter looks again as soon as it listens.
     const watch = { notified: false };
+    const cold = this.listener === undefined;
     const first = await this.bounded('acquire', key, async () => {
-      await this.listen();
       this.watching(key, watch, true);
       try {
-        return await this.attempt(key, owner, ttl, fences, null, true);
+        const queueing = this.attempt(key, owner, ttl, fences, null, true);
+        // (a cold LISTEN connection opens once the statement is on its way, so as not to hold it up)
+        const listening = cold ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.listen()) : this.listen();
+        const [queued, listened] = await Promise.allSettled([queueing, listening]);
+        if (queued.status === 'rejected') throw queued.reason;
+        if (listened.status === 'rejected') {
+          // Cannot wait without LISTEN: give back what the statement got, then fail.
+          if (queued.value.token !== null) await this.release(key, owner).catch(() => undefined);
+          else if (queued.value.ticket !== null) await this.dropTicketsNow([queued.value.ticket]);
+          throw listened.reason;
+        }
+        return queued.value;
       } finally {
         this.watching(key, watch, false);
       }
@@ -457,7 +470,7 @@ export class PostgresLockProvider extends LockProvider {
       await this.dropTicketsNow([first.ticket]);
       return null;
     }
-    return this.wait(request, fences, first.ticket, watch.notified ? 0 : (first.heldMs ?? first.aheadMs ?? 50));
+    return this.wait(request, fences, first.ticket, watch.notified || cold ? 0 : (first.heldMs ?? first.aheadMs ?? 50));
   }
 
   /** Notes NOTIFYs for `key` that arrive while a queueing statement is in flight (its waiter is not in the local queue yet). */

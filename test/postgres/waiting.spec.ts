@@ -31,6 +31,66 @@ describe('PostgresLockProvider waiting', () => {
     expect(await b.release('short', 'remote')).toBe(true);
   });
 
+  test('a fresh instance\'s first wait takes its place in line on arrival, ahead of a warm instance that arrives a few ms later', async () => {
+    // warm has waited before (its LISTEN connection is open); each round's cold instance has taken a lock without
+    // waiting (its pooled connection has run the statement), but has never waited: no LISTEN connection yet.
+    // (A connection's first statements cost more, planning and catalog lookups, whatever this library does; see
+    // the README on the order of waiters.)
+    const options = { connection: POSTGRES_URL, tableName: table };
+    const warm = new PostgresLockProvider(options);
+    expect(await warm.acquire({ key: 'warm-up', owner: 'w', ttl: 1_000, wait: true, waitTimeout: 1_000 })).not.toBeNull();
+    const firsts: string[] = [];
+    for (let round = 0; round < 6; round++) {
+      const key = `cold-first:${round}`;
+      const cold = new PostgresLockProvider(options);
+      try {
+        expect(await cold.acquire({ key: `${key}:try`, owner: 'try', ttl: 1_000, wait: false })).not.toBeNull();
+        expect(await a.acquire({ key, owner: 'holder', ttl: 30_000, wait: false })).not.toBeNull();
+        const order: string[] = [];
+        const coldWait = cold.acquire({ key, owner: 'cold', ttl: 30_000, wait: true, waitTimeout: 20_000 }).then((g) => order.push('cold') && g);
+        await sleep(8);
+        const warmWait = warm.acquire({ key, owner: 'warm', ttl: 30_000, wait: true, waitTimeout: 20_000 }).then((g) => order.push('warm') && g);
+        await sleep(400);
+        expect(await a.release(key, 'holder')).toBe(true);
+        const winner = await Promise.race([coldWait.then(() => 'cold'), warmWait.then(() => 'warm')]);
+        firsts.push(winner);
+        if (winner === 'cold') {
+          expect(await cold.release(key, 'cold')).toBe(true);
+          expect(await warmWait).not.toBeNull();
+          await warm.release(key, 'warm');
+        } else {
+          expect(await warm.release(key, 'warm')).toBe(true);
+          expect(await coldWait).not.toBeNull();
+          await cold.release(key, 'cold');
+        }
+      } finally {
+        await cold.close();
+      }
+    }
+    await warm.close();
+    expect(firsts).toEqual(firsts.map(() => 'cold'));
+  });
+
+  test('a release while a fresh instance\'s LISTEN connection opens is not missed', async () => {
+    for (let round = 0; round < 4; round++) {
+      const key = `cold-release:${round}`;
+      const cold = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table });
+      try {
+        await cold.ping();
+        expect(await a.acquire({ key, owner: 'holder', ttl: 30_000, wait: false })).not.toBeNull();
+        const started = Date.now();
+        const waiting = cold.acquire({ key, owner: 'cold', ttl: 30_000, wait: true, waitTimeout: 20_000 });
+        // Released at once: likely before the waiter's LISTEN is in place.
+        setTimeout(() => void a.release(key, 'holder'), round * 3);
+        expect(await waiting).not.toBeNull();
+        expect(Date.now() - started).toBeLessThan(5_000); // not the holder's 30 s lease
+        await cold.release(key, 'cold');
+      } finally {
+        await cold.close();
+      }
+    }
+  });
+
   test('FIFO across providers: waiters from two "processes" are served in arrival order', async () => {
     expect(await a.acquire({ key: 'fifo', owner: 'h', ttl: 30_000, wait: false })).not.toBeNull();
     const order: string[] = [];
