@@ -252,14 +252,22 @@ class AbortQueuedCmd implements Cmd {
   }
 }
 
-class ReleaseCmd implements Cmd {
+/** A step on one of the locks granted so far (the owner's, or a stale one). */
+abstract class OnGrantedCmd implements Cmd {
   constructor(readonly pick: number) {}
   check(m: Readonly<Model>): boolean {
     return !m.unsure && m.granted.length > 0;
   }
   async run(model: Model, real: Real): Promise<void> {
     const id = model.granted[this.pick % model.granted.length];
-    const released = await real.handles.get(id)!.release();
+    await this.on(model, real, id, real.handles.get(id)!);
+  }
+  abstract on(model: Model, real: Real, id: number, handle: LockHandle): Promise<void>;
+}
+
+class ReleaseCmd extends OnGrantedCmd {
+  async on(model: Model, real: Real, id: number, handle: LockHandle): Promise<void> {
+    const released = await handle.release();
     if (released !== (id === model.owner)) fail(`release of ${id} answered ${released}; the owner is ${model.owner}`);
     if (released) await handOn(model, real);
   }
@@ -268,23 +276,15 @@ class ReleaseCmd implements Cmd {
   }
 }
 
-class ExtendCmd implements Cmd {
-  constructor(readonly pick: number) {}
-  check(m: Readonly<Model>): boolean {
-    return !m.unsure && m.granted.length > 0;
-  }
-  async run(model: Model, real: Real): Promise<void> {
-    const id = model.granted[this.pick % model.granted.length];
-    const extended = await real.handles
-      .get(id)!
-      .extend(LONG)
-      .then(
-        () => true,
-        (err: unknown) => {
-          if (!(err instanceof LockLostError)) throw err;
-          return false;
-        },
-      );
+class ExtendCmd extends OnGrantedCmd {
+  async on(model: Model, _real: Real, id: number, handle: LockHandle): Promise<void> {
+    const extended = await handle.extend(LONG).then(
+      () => true,
+      (err: unknown) => {
+        if (!(err instanceof LockLostError)) throw err;
+        return false;
+      },
+    );
     if (extended !== (id === model.owner)) fail(`extend of ${id} ${extended ? 'succeeded' : 'failed'}; the owner is ${model.owner}`);
     if (extended) model.shortSince = undefined; // a long lease now
   }

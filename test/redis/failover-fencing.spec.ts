@@ -4,6 +4,7 @@
  * this file starts on free ports.
  */
 import { LockManager, LockStoreError, RedisLockProvider, type LockHandle } from '../../lib/index.js';
+import { tokenOf } from '../support/fencing.js';
 import { REPLICATION_FAST, RedisServer, sleep } from './redis-server.js';
 
 let master: RedisServer;
@@ -15,13 +16,6 @@ function manager(port: number, options: { waitForReplicas?: number; commandTimeo
   const m = new LockManager({ provider: new RedisLockProvider({ redis: { port, host: '127.0.0.1' }, commandTimeout: 1_000, ...options }) });
   opened.push(m);
   return m;
-}
-
-async function token(m: LockManager, name: string): Promise<number> {
-  const h = await m.tryAcquire(name);
-  if (!h) throw new Error(`"${name}" was held`);
-  await h.release();
-  return h.fencingToken;
 }
 
 async function startPair(): Promise<void> {
@@ -40,14 +34,14 @@ test('after a failover to a replica with an older counter, or none, every token 
   await startPair();
   const m = manager(master.port);
   // x: its counter reaches the replica, its later grants do not; z: the same, with blocks of tokens (local hand-off).
-  const x1 = await token(m, 'x');
+  const x1 = await tokenOf(m, 'x');
   const z1 = await m.acquire('z');
   await z1.release();
   expect((await master.command('wait', 1, 5_000)).trim()).toBe('1');
 
   replica.pause();
   await master.command('client', 'kill', 'type', 'replica');
-  const x2 = await token(m, 'x');
+  const x2 = await tokenOf(m, 'x');
   expect(x2).toBeGreaterThan(x1);
   // A grant that reserved a block: the holder hands the lock to the next caller of its process with the block's next token.
   // (the second caller queues in-process while the first is at the store: it belongs to the first's batch)
@@ -57,19 +51,19 @@ test('after a failover to a replica with an older counter, or none, every token 
   const z2next = await next; // still believes it holds the lock when the master dies
   expect(z2next.fencingToken).toBe(z2.fencingToken + 1);
   // y: never reaches the replica at all.
-  const y1 = await token(m, 'y');
+  const y1 = await tokenOf(m, 'y');
 
   await master.kill();
   replica.resume();
   await replica.command('replicaof', 'no', 'one');
   const promoted = manager(replica.port);
 
-  expect(await token(promoted, 'x')).toBeGreaterThan(x2);
+  expect(await tokenOf(promoted, 'x')).toBeGreaterThan(x2);
   // Above the whole block the lost grant reserved, which its process may have handed out in part.
   const z3 = await promoted.acquire('z');
   expect(z3.fencingToken).toBeGreaterThan(z2.fencingToken + 15);
   await z3.release();
-  expect(await token(promoted, 'y')).toBeGreaterThan(y1);
+  expect(await tokenOf(promoted, 'y')).toBeGreaterThan(y1);
 }, 60_000);
 
 describe('waitForReplicas', () => {
@@ -78,7 +72,7 @@ describe('waitForReplicas', () => {
     // (a wide bound: on a busy machine a replica may take a while to acknowledge)
     const a = manager(master.port, { waitForReplicas: 1, commandTimeout: 3_000 });
     const b = manager(master.port, { waitForReplicas: 1, commandTimeout: 3_000 });
-    expect(await token(a, 'r')).toBeGreaterThan(0);
+    expect(await tokenOf(a, 'r')).toBeGreaterThan(0);
 
     // A hand-off to a waiter of another instance is confirmed too.
     const held = await a.acquire('h');
@@ -119,7 +113,7 @@ describe('waitForReplicas', () => {
       replica.resume();
     }
     await replica.until((info) => info.includes('master_link_status:up'), 'info', 'replication');
-    expect(await token(a, 'r')).toBeGreaterThan(0);
+    expect(await tokenOf(a, 'r')).toBeGreaterThan(0);
   }, 60_000);
 
 });

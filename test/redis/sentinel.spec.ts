@@ -11,6 +11,7 @@ import 'reflect-metadata';
 import { Test } from '@nestjs/testing';
 import type { RedisOptions } from 'ioredis';
 import { LockAcquireError, LockManager, LockModule, LockService, LockStoreError, RedisLockProvider } from '../../lib/index.js';
+import { tokenOf } from '../support/fencing.js';
 import { ChildLines, RedisSentinelSetup, sleep, spawnFixture } from './redis-server.js';
 
 const COMMAND_TIMEOUT = 1_000;
@@ -23,13 +24,6 @@ function manager(): LockManager {
   const m = new LockManager({ provider: new RedisLockProvider({ redis, commandTimeout: COMMAND_TIMEOUT }) });
   managers.push(m);
   return m;
-}
-
-async function token(m: LockManager, name: string): Promise<number> {
-  const h = await m.tryAcquire(name);
-  if (!h) throw new Error(`"${name}" was held`);
-  await h.release();
-  return h.fencingToken;
 }
 
 beforeAll(async () => {
@@ -77,13 +71,13 @@ test('the master SIGKILLed under load: LockStoreError within the bound, locking 
     await (await warmed).release();
 
     // Fencing: x's counter reaches the replica, then its last grants do not; y never reaches it.
-    const x1 = await token(a, 'x');
+    const x1 = await tokenOf(a, 'x');
     expect((await setup.master.command('wait', 1, 5_000)).trim()).toBe('1');
     setup.replica.pause();
     await setup.master.command('client', 'kill', 'type', 'replica');
-    const x2 = await token(a, 'x');
+    const x2 = await tokenOf(a, 'x');
     expect(x2).toBeGreaterThan(x1);
-    const y1 = await token(a, 'y');
+    const y1 = await tokenOf(a, 'y');
 
     // Load: four callers, each on a name of its own, lock after lock.
     type Outcome = { ok: boolean; error?: unknown; at: number; ms: number };
@@ -127,8 +121,8 @@ test('the master SIGKILLed under load: LockStoreError within the bound, locking 
     }
 
     // Tokens after the failover: above every token granted before it, lost or not.
-    expect(await token(a, 'x')).toBeGreaterThan(x2);
-    expect(await token(b, 'y')).toBeGreaterThan(y1);
+    expect(await tokenOf(a, 'x')).toBeGreaterThan(x2);
+    expect(await tokenOf(b, 'y')).toBeGreaterThan(y1);
 
     // Waiters in other instances are woken by release: another process, and another manager of this one.
     const held = await a.acquire('woken', { ttl: 30_000 });
