@@ -399,16 +399,18 @@ export class RedisLockProvider extends LockProvider {
       key,
       send((c) => c.evalsha(SCRIPTS.extend.sha, 1, tag, owner, ttl)),
       ([held, acked]) => {
-        if (Number(held) !== 1) {
-          giveBack();
-          throw new LockStoreError('acquire', `the lock handed to this waiter was gone from Redis before replicas confirmed it (key "${key}")`);
-        }
-        if (acked >= need) return grant;
-        giveBack();
-        throw new LockStoreError(
+        if (Number(held) === 1 && acked >= need) return grant;
+        const error = new LockStoreError(
           'acquire',
-          `only ${acked} of ${need} replicas acknowledged the grant within ${waitMs} ms (waitForReplicas); the lock was given back (key "${key}")`,
+          Number(held) !== 1
+            ? `the lock handed to this waiter was gone from Redis before replicas confirmed it (key "${key}")`
+            : `only ${acked} of ${need} replicas acknowledged the grant within ${waitMs} ms (waitForReplicas); the lock was given back (key "${key}")`,
         );
+        // Given back before the call fails, so that nobody finds it held afterwards. (a promise here is adopted by the call's own)
+        this.afterWait.delete(owner);
+        return this.leave(key, owner).then(() => {
+          throw error;
+        }) as unknown as LockGrant;
       },
       send((c) => c.eval(SCRIPTS.extend.source, 1, tag, owner, ttl)),
       giveBack,

@@ -23,12 +23,15 @@ async function startPair(): Promise<void> {
   replica = await RedisServer.startReplica(master);
 }
 afterEach(async () => {
-  for (const m of opened.splice(0)) {
-    await m.close();
-    await m.provider.close();
-  }
+  replica?.resume();
+  await Promise.all(
+    opened.splice(0).map(async (m) => {
+      await m.close();
+      await m.provider.close();
+    }),
+  );
   await Promise.all([master?.stop(), replica?.stop()]);
-});
+}, 60_000);
 
 test('after a failover to a replica with an older counter, or none, every token is greater than all granted before', async () => {
   await startPair();

@@ -239,9 +239,12 @@ test('a queue entry of an older version (no block size) is still handed the lock
     expect(grant).not.toBeNull();
     await admin.rpush(`{${key}}:q`, 'old-waiter');
     await admin.hset(`{${key}}:w`, 'old-waiter', `${Date.now() + 60_000} 5000 0123456789abcdef`);
+    // A counter hours ahead of the server clock, so that the hand-off draws from it (not from the clock): one token.
+    const ahead = grant!.fencingToken + 1e10;
+    await admin.set(`{${key}}:fence`, String(ahead));
     expect(await provider.release(key, 'holder')).toBe(true);
     expect(await admin.get(`{${key}}`)).toBe('old-waiter');
-    expect(Number(await admin.get(`{${key}}:fence`))).toBe(grant!.fencingToken + 1);
+    expect(Number(await admin.get(`{${key}}:fence`))).toBe(ahead + 1);
   } finally {
     await admin.del(`{${key}}`, `{${key}}:fence`, `{${key}}:q`, `{${key}}:w`);
     await provider.close();
