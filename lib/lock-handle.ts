@@ -1,9 +1,9 @@
 import { lockScope, type LockEntry, type LockScope } from './lock.context.js';
-import { LockLostError } from './lock.errors.js';
+import { LockLostError, LockOptionsError } from './lock.errors.js';
 import type { LockEvent } from './lock-events.interface.js';
 import { isThenable, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
 import type { LockLogger } from './lock-logger.interface.js';
-import { lostDetails, releaseFailedLog, renewFailedLog } from './lock.messages.js';
+import { lostDetails, optionMessage, releaseFailedLog, renewFailedLog } from './lock.messages.js';
 import { TimedNode, type TimedList } from './lock-timer.js';
 import type { CohortWaiter, LockCohort } from './lock-cohort.js';
 
@@ -39,6 +39,7 @@ export interface LockHandle {
   readonly held: boolean;
   /**
    * Sets the lease to end `ms` from now (default: the lock's `ttl`).
+   * @throws {LockOptionsError} when `ms` is not a finite number > 0.
    * @throws {LockLostError} when the lock is no longer held by this handle.
    * @throws {LockStoreError} when the store fails.
    */
@@ -148,7 +149,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
 
   async extend(ms: number = this.settings.ttl): Promise<void> {
     if (!(typeof ms === 'number' && Number.isFinite(ms) && ms > 0)) {
-      throw new RangeError(`extend(ms) of lock "${this.name}": ms must be a finite number > 0, got ${String(ms)}.`);
+      throw new LockOptionsError(optionMessage(`extend(ms) of lock "${this.name}"`, 'ms', 'a finite number > 0', ms));
     }
     if (this.state !== 'held') {
       throw this.lostReason ?? new LockLostError(this.name, lostDetails.alreadyReleased);

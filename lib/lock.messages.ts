@@ -200,6 +200,8 @@ export const redisConnectionTypeMessage = (value: unknown): string =>
 export const providerOptionsMessage = (provider: string, example: string): string =>
   `${provider}: options must be an object such as ${example}.`;
 
+export const leaderOnlyMessage = (where: string, what: string, fix: string): string => `${where}: ${what}; ${fix}.`;
+
 // ---------------------------------------------------------------- lost leases (the detail of LockLostError)
 
 export const lostDetails = {

@@ -1,5 +1,6 @@
 import { Controller, Module, UseGuards, type CanActivate, type DynamicModule, type Type } from '@nestjs/common';
 import { LockOptionsError } from '../lock.errors.js';
+import { optionMessage } from '../lock.messages.js';
 import { LockDashboardController } from './lock-dashboard.controller.js';
 import { LOCK_DASHBOARD_OPTIONS, type LockDashboardOptions, type ResolvedDashboardOptions } from './lock-dashboard-options.interface.js';
 import { LockEventLog } from './lock-event-log.js';
@@ -7,7 +8,7 @@ import { LockEventLog } from './lock-event-log.js';
 function positiveInt(value: unknown, option: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new LockOptionsError(`LockDashboardModule.register(): ${option} must be an integer from 1 to ${max}, got ${String(value)}.`);
+    throw new LockOptionsError(optionMessage('LockDashboardModule.register()', option, `an integer from 1 to ${max}`, value));
   }
   return value;
 }
@@ -15,7 +16,7 @@ function positiveInt(value: unknown, option: string, fallback: number, max: numb
 function resolve(options: LockDashboardOptions): ResolvedDashboardOptions {
   const path = options.path ?? 'locks';
   if (typeof path !== 'string' || path.replace(/^\/+|\/+$/g, '') === '') {
-    throw new LockOptionsError(`LockDashboardModule.register(): path must be a non-empty route such as '/locks', got ${JSON.stringify(path)}.`);
+    throw new LockOptionsError(optionMessage('LockDashboardModule.register()', 'path', "a non-empty route such as '/locks'", path));
   }
   return {
     path: path.replace(/^\/+|\/+$/g, ''),

@@ -1,4 +1,5 @@
 import { LockError, LockOptionsError } from '../lock.errors.js';
+import { optionMessage } from '../lock.messages.js';
 import type { LockProvider } from '../lock-provider.interface.js';
 import type { InspectedLock, LockInspectOptions, LockInspection } from './inspected-lock.interface.js';
 
@@ -36,10 +37,10 @@ export interface InspectionSource {
 export async function inspectLocks(source: InspectionSource, options: LockInspectOptions = {}): Promise<LockInspection> {
   const limit = options.limit ?? DEFAULT_INSPECT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_INSPECT_LIMIT) {
-    throw new LockOptionsError(`inspect(): limit must be an integer from 1 to ${MAX_INSPECT_LIMIT}, got ${String(limit)}.`);
+    throw new LockOptionsError(optionMessage('inspect()', 'limit', `an integer from 1 to ${MAX_INSPECT_LIMIT}`, limit));
   }
   if (options.cursor !== undefined && typeof options.cursor !== 'string') {
-    throw new LockOptionsError(`inspect(): cursor must be the string a previous page returned, got ${typeof options.cursor}.`);
+    throw new LockOptionsError(optionMessage('inspect()', 'cursor', 'the string a previous page returned', options.cursor));
   }
   const { provider, keyPrefix } = source;
   if (typeof provider.inspect !== 'function') {

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { LockManager } from '../lock-manager.js';
 import { silentLogger, type LockLogger } from '../lock-logger.interface.js';
 import { LockOptionsError } from '../lock.errors.js';
+import { leaderOnlyMessage } from '../lock.messages.js';
 import { LeaderCampaign, type Campaign } from './leader-campaign.js';
 import {
   DEFAULT_LEADER_RETRY_DELAY,
@@ -68,9 +69,9 @@ export class LeaderElection {
     const where = `campaign("${String(name)}")`;
     assertLeaderName(name, where);
     assertLeaderOptions(options, where);
-    if (this.stopping) throw new LockOptionsError(`${where}: the leader election is stopped (application shutdown).`);
+    if (this.stopping) throw new LockOptionsError(leaderOnlyMessage(where, 'the leader election is stopped (application shutdown)', 'start no campaigns after the app closes'));
     if (this.campaigns.has(name)) {
-      throw new LockOptionsError(`${where}: this instance already campaigns for "${name}" (one campaign, or one @Leader method, per name).`);
+      throw new LockOptionsError(leaderOnlyMessage(where, `this instance already campaigns for "${name}"`, 'use one campaign, or one @Leader method, per name'));
     }
     const campaign = new LeaderCampaign(
       name,

@@ -1,4 +1,5 @@
 import { LockOptionsError } from '../lock.errors.js';
+import { optionMessage, unknownOptionMessage } from '../lock.messages.js';
 import type { CampaignOptions } from './leader-options.interface.js';
 
 const KEYS = new Set(['ttl', 'retryDelay', 'instanceId', 'run']);
@@ -6,7 +7,7 @@ const KEYS = new Set(['ttl', 'retryDelay', 'instanceId', 'run']);
 /** Checks a leader name; returns it. */
 export function assertLeaderName(name: unknown, where: string): string {
   if (typeof name !== 'string' || name.length === 0) {
-    throw new LockOptionsError(`${where}: a leader name must be a non-empty string, got ${typeof name === 'string' ? '""' : typeof name}.`);
+    throw new LockOptionsError(optionMessage(where, 'a leader name', 'a non-empty string', name));
   }
   return name;
 }
@@ -15,30 +16,30 @@ export function assertLeaderName(name: unknown, where: string): string {
 export function assertLeaderOptions(options: unknown, where: string): asserts options is CampaignOptions | undefined {
   if (options === undefined) return;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new LockOptionsError(`${where}: options must be an object such as { ttl: 15000 }, got ${options === null ? 'null' : typeof options}.`);
+    throw new LockOptionsError(optionMessage(where, 'options', 'an object such as { ttl: 15000 }', options));
   }
   const o = options as Record<string, unknown>;
   for (const key of Object.keys(o)) {
     if (o[key] !== undefined && !KEYS.has(key)) {
-      throw new LockOptionsError(`${where}: unknown option "${key}". Known options: ${[...KEYS].join(', ')}.`);
+      throw new LockOptionsError(unknownOptionMessage(where, key, KEYS));
     }
   }
   for (const [key, min] of [['ttl', 1], ['retryDelay', 0]] as const) {
     const v = o[key];
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= min)) {
-      throw new LockOptionsError(`${where}: ${key} must be a finite number of milliseconds ${min === 0 ? '>= 0' : '> 0'}, got ${String(v)}.`);
+      throw new LockOptionsError(optionMessage(where, key, `a finite number of milliseconds ${min === 0 ? '>= 0' : '> 0'}`, v));
     }
   }
   if (o.instanceId !== undefined) assertInstanceId(o.instanceId, where);
   if (o.run !== undefined && typeof o.run !== 'function') {
-    throw new LockOptionsError(`${where}: run must be a function, got ${typeof o.run}.`);
+    throw new LockOptionsError(optionMessage(where, 'run', 'a function', o.run));
   }
 }
 
 /** Checks an instance id. */
 export function assertInstanceId(value: unknown, where: string): string {
   if (typeof value !== 'string' || value.length === 0) {
-    throw new LockOptionsError(`${where}: instanceId must be a non-empty string, got ${typeof value === 'string' ? '""' : typeof value}.`);
+    throw new LockOptionsError(optionMessage(where, 'instanceId', 'a non-empty string', value));
   }
   return value;
 }

@@ -1,4 +1,5 @@
 import { LockOptionsError } from '../lock.errors.js';
+import { leaderOnlyMessage } from '../lock.messages.js';
 import type { LeaderOptions } from './leader-options.interface.js';
 import { assertLeaderName, assertLeaderOptions } from './leader-options.validation.js';
 
@@ -52,17 +53,17 @@ export function Leader(name: string, options?: LeaderOptions): MethodDecorator {
   assertLeaderName(name, where);
   assertLeaderOptions(options, where);
   if (options && 'run' in options && options.run !== undefined) {
-    throw new LockOptionsError(`${where}: run is not an option of @Leader (the decorated method is what runs).`);
+    throw new LockOptionsError(leaderOnlyMessage(where, 'run is not an option of @Leader (the decorated method is what runs)', 'leave it out'));
   }
   const metadata: LeaderMetadata = { name, options: { ...options } };
   return (target: object, propertyKey: string | symbol, descriptor: PropertyDescriptor): PropertyDescriptor => {
     const className = typeof target === 'function' ? (target as { name: string }).name : target.constructor.name;
     const at = `${where} on ${className}.${String(propertyKey)}`;
     if (!descriptor || typeof descriptor.value !== 'function') {
-      throw new LockOptionsError(`${at}: @Leader() decorates methods only; ${String(propertyKey)} is not a method.`);
+      throw new LockOptionsError(leaderOnlyMessage(at, `@Leader() decorates methods only; ${String(propertyKey)} is not a method`, 'move it to a method'));
     }
     if (typeof target === 'function') {
-      throw new LockOptionsError(`${at}: static methods cannot lead; put @Leader on a method of a provider Nest creates.`);
+      throw new LockOptionsError(leaderOnlyMessage(at, 'static methods cannot lead', 'put @Leader on a method of a provider Nest creates'));
     }
     Reflect.defineMetadata(LEADER_METADATA, metadata, descriptor.value as object);
     return descriptor;
