@@ -188,6 +188,16 @@ export abstract class LockProvider {
   inspect?(request: LockInspectRequest): Promise<LockInspectPage>;
 
   /**
+   * Optional. Calls `onLost` each time the connection to the store drops,
+   * until the returned function is called. A store that can restart without
+   * its data (Redis without persistence) has then forgotten every lease:
+   * leader election steps down on it, before the restarted store could
+   * elect another replica. Stores whose leases survive a restart
+   * (PostgreSQL) and in-process stores need not have it.
+   */
+  watchConnection?(onLost: () => void): () => void;
+
+  /**
    * Round trip to the store, in ms. Used by health checks.
    * @throws {LockStoreError} when the store does not answer.
    */

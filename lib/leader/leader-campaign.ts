@@ -28,6 +28,7 @@ export interface Campaign {
 }
 
 const now = (): number => performance.now();
+const noop = (): void => {};
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
@@ -41,6 +42,7 @@ export class LeaderCampaign implements Campaign {
   private readonly stopper = new AbortController();
   private wakePause: (() => void) | undefined;
   private loop: Promise<void> | undefined;
+  private keepAlive: ReturnType<typeof setInterval> | undefined;
   private readonly lockName: string;
   private readonly ttl: number;
   private readonly retryDelay: number;
@@ -73,9 +75,15 @@ export class LeaderCampaign implements Campaign {
 
   /** Starts the loop (once). @internal */
   start(): void {
-    this.loop ??= this.campaign().catch((err: unknown) => {
-      this.logger.error(`Leader campaign for "${this.name}" stopped on an unexpected error: ${message(err)}`);
-    });
+    if (this.loop) return;
+    // A campaign is long-lived work, like a server: it keeps the process alive until stopped, also
+    // while the store is away (a worker app may have nothing else to keep it running).
+    this.keepAlive = setInterval(noop, 2 ** 30);
+    this.loop = this.campaign()
+      .catch((err: unknown) => {
+        this.logger.error(`Leader campaign for "${this.name}" stopped on an unexpected error: ${message(err)}`);
+      })
+      .finally(() => clearInterval(this.keepAlive));
   }
 
   async stop(): Promise<void> {
@@ -135,7 +143,9 @@ export class LeaderCampaign implements Campaign {
 
   /** One term: run the method (or wait for the term to end), then release the name. */
   private async lead(lock: HeldLock): Promise<void> {
-    const term = new LeaderTerm(this.name, this.instanceId, lock, this.ttl, (t, reason, detail) => this.ended(t, reason, detail));
+    const provider = this.locks.provider;
+    const watch = provider.watchConnection ? (onLost: () => void) => provider.watchConnection!(onLost) : undefined;
+    const term = new LeaderTerm(this.name, this.instanceId, lock, this.ttl, (t, reason, detail) => this.ended(t, reason, detail), watch);
     this.term = term;
     this.locks.emit({ type: 'elected', name: this.name, fencingToken: lock.fencingToken, instanceId: this.instanceId });
     this.logger.debug(`This instance (${this.instanceId}) leads "${this.name}" (fencing token ${lock.fencingToken}).`);

@@ -62,7 +62,8 @@ export class LeaderElection {
    * Campaigns for `name` until `stop()`: waits for the name to be free,
    * leads it (calling `options.run` with the leadership), gives it up when
    * `run` settles or the lease is lost, pauses `retryDelay`, and campaigns
-   * again. One campaign per name per election.
+   * again. One campaign per name per election. Like a server, a campaign
+   * keeps the process alive until it is stopped.
    * @throws {LockOptionsError} for an invalid name or option, or a second campaign for the same name.
    */
   campaign(name: string, options?: CampaignOptions): Campaign {

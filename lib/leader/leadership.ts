@@ -64,6 +64,7 @@ export class LeaderTerm implements Leadership {
   private resolveEnded!: (reason: LeadershipEndReason) => void;
   /** How long before the local lease end the leader steps down. */
   private readonly margin: number;
+  private unwatch: (() => void) | undefined;
 
   constructor(
     readonly name: string,
@@ -72,10 +73,19 @@ export class LeaderTerm implements Leadership {
     readonly lock: HeldLock,
     ttl: number,
     private readonly onEnd: (term: LeaderTerm, reason: LeadershipEndReason, detail: string) => void,
+    /** The store's `watchConnection`, when it has one. */
+    watch?: (onLost: () => void) => () => void,
   ) {
     this.margin = ttl / 4;
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
-    lock.signal.addEventListener('abort', () => this.end('lost', `the lock was lost (${(lock.signal.reason as Error).message})`), { once: true });
+    const lost = (): void => this.end('lost', `the lock was lost (${(lock.signal.reason as Error).message})`);
+    if (lock.signal.aborted) {
+      lost();
+      return;
+    }
+    lock.signal.addEventListener('abort', lost, { once: true });
+    // A store that restarts without its data forgets the lease: step down before it can elect another replica.
+    this.unwatch = watch?.(() => this.end('lost', 'the connection to the store dropped (a store that restarts may come back without this lease)'));
     this.arm();
   }
 
@@ -125,6 +135,7 @@ export class LeaderTerm implements Leadership {
     if (this.reason !== undefined) return;
     this.reason = reason;
     if (this.timer !== undefined) clearTimeout(this.timer);
+    this.unwatch?.();
     this.controller.abort(new LockLostError(this.name, `leadership ended: ${detail}`));
     this.resolveEnded(reason);
     this.onEnd(this, reason, detail);

@@ -477,6 +477,22 @@ export class RedisLockProvider extends LockProvider {
     return inspectRedis(this.client, (client, send) => this.call('inspect', undefined, (c) => send(c as typeof client), undefined, undefined, undefined, client), request);
   }
 
+  /**
+   * {@inheritDoc LockProvider.watchConnection}
+   * The client's `close` (for a Cluster also a node that leaves): a Redis
+   * restarted without persistence comes back empty.
+   */
+  watchConnection(onLost: () => void): () => void {
+    const client = this.client;
+    const lost = (): void => onLost();
+    client.on('close', lost);
+    if (isCluster(client)) client.on('-node', lost);
+    return () => {
+      client.off('close', lost);
+      if (isCluster(client)) client.off('-node', lost);
+    };
+  }
+
   /** {@inheritDoc LockProvider.ping} */
   async ping(): Promise<number> {
     const started = now();
