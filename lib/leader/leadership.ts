@@ -78,7 +78,7 @@ export class LeaderTerm implements Leadership {
   ) {
     this.margin = ttl / 4;
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
-    const lost = (): void => this.end('lost', `the lock was lost (${(lock.signal.reason as Error).message})`);
+    const lost = (): void => this.end('lost', 'its lease on the store was lost (it expired, or the store no longer has it under this owner)');
     if (lock.signal.aborted) {
       lost();
       return;

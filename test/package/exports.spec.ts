@@ -24,7 +24,7 @@ describe('the published package', () => {
     );
     expect(run.stderr).toBe('');
     const names = JSON.parse(run.stdout) as string[];
-    for (const name of ['LockModule', 'Locked', 'LockService', 'LockProvider', 'InMemoryLockProvider', 'RedisLockProvider', 'PostgresLockProvider', 'LockExceptionFilter', 'LockError', 'LockAcquireError', 'LockStoreError', 'LockLostError', 'LockReentryError', 'LockOptionsError', 'LockManager', 'currentLock']) {
+    for (const name of ['LockModule', 'Locked', 'LockService', 'LockProvider', 'InMemoryLockProvider', 'RedisLockProvider', 'PostgresLockProvider', 'LockExceptionFilter', 'LockError', 'LockAcquireError', 'LockStoreError', 'LockLostError', 'LockReentryError', 'LockOptionsError', 'LockManager', 'currentLock', 'Leader', 'LeaderService', 'LeaderElection']) {
       expect(names).toContain(name);
     }
   });
