@@ -86,11 +86,14 @@ export const endpointOf = (host: string | undefined, port: number | string | und
   host === undefined ? 'an unknown address' : port === undefined || port === '' ? host : `${host}:${port}`;
 
 /** What a Redis client error means, in a few words: "Redis at 127.0.0.1:6380 refused the connection (ECONNREFUSED)". */
-export function redisCause(at: string, err: unknown): string {
+export function redisCause(at: string, err: unknown, tls = false): string {
   const code = errorCode(err);
   const text = errorText(err);
   if (code === 'ECONNREFUSED') return `Redis at ${at} refused the connection (ECONNREFUSED): is Redis running there, and are host and port right?`;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name of Redis at ${at} was not found (${code}): check the host in the connection options`;
+  if (code === 'ETIMEDOUT' && tls) {
+    return `Redis at ${at} did not complete the TLS connection in time (ETIMEDOUT): check that the server speaks TLS on that port (rediss://), or use redis:// if it does not`;
+  }
   if (code === 'ETIMEDOUT') return `Redis at ${at} did not accept the connection in time (ETIMEDOUT): check the network path and firewall`;
   if (code === 'ECONNRESET' || code === 'EPIPE') return `Redis at ${at} closed the connection (${code})`;
   if (/^WRONGPASS/.test(text)) return `Redis at ${at} rejected the user name or password (WRONGPASS): check the credentials in the connection options`;

@@ -318,8 +318,12 @@ export class RedisLockProvider extends LockProvider {
       // Our own connection: fail fast instead of queueing while disconnected, and never
       // replay a command after a reconnect (the caller has long been told it failed).
       const own: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false };
+      // A connection that cannot complete (a TLS mismatch, a black-holed port) fails a little before a call's
+      // bound ends, so that the call names the cause (unless you set connectTimeout yourself).
+      const connectTimeout = Math.max(1, Math.floor(commandTimeout * 0.9));
       const { Redis } = loadIoredis();
-      this.client = typeof redis === 'string' ? new Redis(redis, own) : new Redis({ ...(redis as RedisOptions), ...own });
+      this.client =
+        typeof redis === 'string' ? new Redis(redis, { connectTimeout, ...own }) : new Redis({ connectTimeout, ...(redis as RedisOptions), ...own });
       this.ownsClient = true;
     } else {
       throw new LockOptionsError(redisConnectionTypeMessage(redis));
@@ -339,7 +343,7 @@ export class RedisLockProvider extends LockProvider {
    */
   lastFailure(): string | undefined {
     const err = this.dbRejected ?? this.lastErrors.get(this.client);
-    return err === undefined ? undefined : redisCause(endpoint(this.client), err);
+    return err === undefined ? undefined : this.causeOf(this.client, err);
   }
 
   /** Remembers each client's last connection error (what `call` reports); forgets it once the client is ready. */
@@ -866,7 +870,7 @@ export class RedisLockProvider extends LockProvider {
       };
       const pending = new PendingCall(() => {
         const last = this.lastErrors.get(client);
-        const cause = last === undefined ? undefined : redisCause(endpoint(client), last);
+        const cause = last === undefined ? undefined : this.causeOf(client, last);
         fail(new LockStoreError(operation, `${noAnswerDetail(`Redis at ${endpoint(client)}`, this.commandTimeout, cause)}${where(key, step)}`, { cause: last }));
       });
       const ok = (value: T): void => {
@@ -916,7 +920,13 @@ export class RedisLockProvider extends LockProvider {
   /** A failed call as a {@link LockStoreError}: the cause in words (a lost connection: the last connection error), the error as `cause`. */
   private storeError(operation: string, client: Client, err: unknown, at: string): LockStoreError {
     const cause = isNotConnected(err) ? (this.lastErrors.get(client) ?? err) : err;
-    return new LockStoreError(operation, `${redisCause(endpoint(client), cause)}${at}`, { cause });
+    return new LockStoreError(operation, `${this.causeOf(client, cause)}${at}`, { cause });
+  }
+
+  /** What a client error means, in words, for this client (its address, and whether it speaks TLS). */
+  private causeOf(client: Client, err: unknown): string {
+    const tls = !isCluster(client) && Boolean((client as { options?: { tls?: unknown } }).options?.tls);
+    return redisCause(endpoint(client), err, tls);
   }
 
   /**

@@ -66,6 +66,10 @@ describe('a Redis with requirepass', () => {
     });
   });
 
+  test('rediss:// to a Redis without TLS: the TLS connection is named, not just a timeout', async () => {
+    await expectNamedCause('rediss://127.0.0.1:6379', /Redis at 127\.0\.0\.1:6379 did not complete the TLS connection in time \(ETIMEDOUT\)/, 1_000);
+  });
+
   test('a database index the server rejects: named at boot, and calls fail instead of using another database', async () => {
     await expectNamedCause('redis://127.0.0.1:6379/4000', /Redis at 127\.0\.0\.1:6379 rejected the database index \(ERR DB index is out of range\)/);
   });
