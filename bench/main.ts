@@ -133,7 +133,7 @@ async function main(): Promise<void> {
     '',
     table(rows),
     '',
-    'Targets (issue 7):',
+    'Checks against this run:',
     targetLines(ts),
     '',
     legend(rows),

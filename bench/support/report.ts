@@ -111,7 +111,7 @@ export function targets(rows: Row[]): Target[] {
 export function targetLines(ts: Target[]): string {
   return ts
     .map((x) => {
-      const mark = x.met === undefined ? 'not measured' : x.met ? 'MET' : 'MISSED';
+      const mark = x.met === undefined ? 'not measured' : x.met ? 'met' : 'not met';
       const actual = x.actual === undefined || Number.isNaN(x.actual) ? '-' : x.actual.toFixed(2);
       return `- [${mark}] ${SCENARIO_TITLES[x.scenario]?.split(' (')[0] ?? x.scenario}: ${x.text}: ${actual} (needs ${x.op} ${x.required})`;
     })
