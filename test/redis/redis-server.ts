@@ -5,7 +5,7 @@
  * A missing binary fails the test with a message that names it.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -159,7 +159,9 @@ export class RedisServer {
     const exited = new Promise((r) => proc.once('exit', r));
     proc.kill('SIGCONT');
     proc.kill('SIGKILL');
-    await exited;
+    // Node does not always report the exit of a child that was stopped and continued (SIGSTOP/SIGCONT) before:
+    // the process table is the truth (gone, or a zombie once killed).
+    await Promise.race([exited, processGone(proc.pid!)]);
   }
 
   pause(): void {
@@ -334,5 +336,19 @@ export class ChildLines {
       this.waiting.add(look);
       look();
     });
+  }
+}
+
+/** Resolves once `pid` has ended (no longer in the process table, or a zombie), looking every 50 ms. */
+async function processGone(pid: number): Promise<void> {
+  for (;;) {
+    let state: string | undefined;
+    try {
+      state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+    } catch {
+      return;
+    }
+    if (state === 'Z' || state === 'X') return;
+    await sleep(50);
   }
 }
