@@ -1,5 +1,5 @@
 import { Get, Header, Inject, Injectable } from '@nestjs/common';
-import { LockService } from '../lock.service.js';
+import { LockService } from '../nest/lock.service.js';
 import { LockEventLog, redact } from './lock-event-log.js';
 import { LOCK_DASHBOARD_OPTIONS, type ResolvedDashboardOptions } from './lock-dashboard-options.interface.js';
 import type { DashboardLock, LockDashboardData } from './lock-dashboard-data.interface.js';

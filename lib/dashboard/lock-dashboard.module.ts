@@ -1,6 +1,6 @@
 import { Controller, Module, UseGuards, type CanActivate, type DynamicModule, type Type } from '@nestjs/common';
-import { LockOptionsError } from '../lock.errors.js';
-import { optionMessage } from '../lock.messages.js';
+import { LockOptionsError } from '../errors/lock.errors.js';
+import { optionMessage } from '../errors/lock.messages.js';
 import { LockDashboardController } from './lock-dashboard.controller.js';
 import { LOCK_DASHBOARD_OPTIONS, type LockDashboardOptions, type ResolvedDashboardOptions } from './lock-dashboard-options.interface.js';
 import { LockEventLog } from './lock-event-log.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { LockEvent } from '../lock-events.interface.js';
-import { LockService } from '../lock.service.js';
+import type { LockEvent } from '../contract/lock-events.interface.js';
+import { LockService } from '../nest/lock.service.js';
 import { LOCK_DASHBOARD_OPTIONS, type ResolvedDashboardOptions } from './lock-dashboard-options.interface.js';
 import type { DashboardCounts, DashboardEvent } from './lock-dashboard-data.interface.js';
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { LockProvider } from '../lock-provider.interface.js';
+import { LockProvider } from '../contract/lock-provider.js';
 
 /**
  * A `@nestjs/terminus` health indicator for the lock store: `up` with the

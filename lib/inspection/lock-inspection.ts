@@ -1,6 +1,6 @@
-import { LockError, LockOptionsError } from '../lock.errors.js';
-import { optionMessage } from '../lock.messages.js';
-import type { LockProvider } from '../lock-provider.interface.js';
+import { LockError, LockOptionsError } from '../errors/lock.errors.js';
+import { optionMessage } from '../errors/lock.messages.js';
+import type { LockProvider } from '../contract/lock-provider.js';
 import type { InspectedLock, LockInspectOptions, LockInspection } from './inspected-lock.interface.js';
 
 /** Default and largest page of `inspect()`. */

@@ -1,10 +1,11 @@
-import type { LockManager } from '../lock-manager.js';
-import type { HeldLock } from '../lock-handle.js';
-import type { LockLogger } from '../lock-logger.interface.js';
-import type { LeadershipEndReason } from '../lock-events.interface.js';
-import { LockError, LockStoreError } from '../lock.errors.js';
+import type { LockManager } from '../engine/lock-manager.js';
+import type { HeldLock } from '../engine/lock-handle.js';
+import type { LockLogger } from '../contract/lock-logger.interface.js';
+import type { LeadershipEndReason } from '../contract/lock-events.interface.js';
+import { LockError, LockStoreError } from '../errors/lock.errors.js';
 import { LEADER_LOCK_PREFIX, type CampaignOptions } from './leader-options.interface.js';
 import { LeaderTerm, type Leadership } from './leadership.js';
+import { now } from '../shared/clock.js';
 
 /**
  * A replica's campaign for one leader name, from `campaign()` until
@@ -27,7 +28,6 @@ export interface Campaign {
   stop(): Promise<void>;
 }
 
-const now = (): number => performance.now();
 const noop = (): void => {};
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
-import type { LockManager } from '../lock-manager.js';
-import { silentLogger, type LockLogger } from '../lock-logger.interface.js';
-import { LockOptionsError } from '../lock.errors.js';
-import { leaderOnlyMessage } from '../lock.messages.js';
+import type { LockManager } from '../engine/lock-manager.js';
+import { silentLogger, type LockLogger } from '../contract/lock-logger.interface.js';
+import { LockOptionsError } from '../errors/lock.errors.js';
+import { leaderOnlyMessage } from '../errors/lock.messages.js';
 import { LeaderCampaign, type Campaign } from './leader-campaign.js';
 import {
   DEFAULT_LEADER_RETRY_DELAY,

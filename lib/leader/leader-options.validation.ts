@@ -1,5 +1,5 @@
-import { LockOptionsError } from '../lock.errors.js';
-import { optionMessage, unknownOptionMessage } from '../lock.messages.js';
+import { LockOptionsError } from '../errors/lock.errors.js';
+import { optionMessage, unknownOptionMessage } from '../errors/lock.messages.js';
 import type { CampaignOptions } from './leader-options.interface.js';
 
 const KEYS = new Set(['ttl', 'retryDelay', 'instanceId', 'run']);

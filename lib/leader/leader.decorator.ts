@@ -1,5 +1,5 @@
-import { LockOptionsError } from '../lock.errors.js';
-import { leaderOnlyMessage } from '../lock.messages.js';
+import { LockOptionsError } from '../errors/lock.errors.js';
+import { leaderOnlyMessage } from '../errors/lock.messages.js';
 import type { LeaderOptions } from './leader-options.interface.js';
 import { assertLeaderName, assertLeaderOptions } from './leader-options.validation.js';
 

@@ -1,6 +1,6 @@
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { LockOptionsError } from '../lock.errors.js';
+import { LockOptionsError } from '../errors/lock.errors.js';
 import { LEADER_METADATA, type LeaderMetadata } from './leader.decorator.js';
 import { LeaderService } from './leader.service.js';
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { LOCK_MODULE_OPTIONS } from '../lock.module-definition.js';
-import type { LockModuleOptions } from '../lock-options.interface.js';
-import { LockService } from '../lock.service.js';
+import { LOCK_MODULE_OPTIONS } from '../nest/lock.module-definition.js';
+import type { LockModuleOptions } from '../contract/lock-options.interface.js';
+import { LockService } from '../nest/lock.service.js';
 import type { Campaign } from './leader-campaign.js';
 import { LeaderElection } from './leader-election.js';
 import type { CampaignOptions, LeaderInfo } from './leader-options.interface.js';

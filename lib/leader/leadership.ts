@@ -1,6 +1,7 @@
-import type { HeldLock } from '../lock-handle.js';
-import { LockLostError } from '../lock.errors.js';
-import type { LeadershipEndReason } from '../lock-events.interface.js';
+import type { HeldLock } from '../engine/lock-handle.js';
+import { LockLostError } from '../errors/lock.errors.js';
+import type { LeadershipEndReason } from '../contract/lock-events.interface.js';
+import { now } from '../shared/clock.js';
 
 /**
  * This replica's leadership of a name, for one term: from election until it
@@ -46,7 +47,6 @@ export interface Leadership {
   resign(): void;
 }
 
-const now = (): number => performance.now();
 
 /**
  * One term of leadership over a held lock: steps down when three quarters of

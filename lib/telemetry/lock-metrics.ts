@@ -1,5 +1,5 @@
 import type { Attributes, Counter, Histogram, Meter, ObservableResult } from '@opentelemetry/api';
-import type { LockEvent, LockOutcome } from '../lock-events.interface.js';
+import type { LockEvent, LockOutcome } from '../contract/lock-events.interface.js';
 import { LOCK_ATTRIBUTES, LOCK_METRICS } from './telemetry-names.js';
 
 /** What the metrics read from the lock engine. @internal */

@@ -1,5 +1,5 @@
 import type { Tracer } from '@opentelemetry/api';
-import type { LockEvent } from '../lock-events.interface.js';
+import type { LockEvent } from '../contract/lock-events.interface.js';
 import type { OpenTelemetryApi } from './opentelemetry-api.js';
 import { LOCK_ATTRIBUTES, OTHER_LOCK_NAME } from './telemetry-names.js';
 import type { MetricsSource } from './lock-metrics.js';

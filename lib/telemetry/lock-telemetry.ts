@@ -1,6 +1,6 @@
-import { LockOptionsError } from '../lock.errors.js';
-import type { LockEvent } from '../lock-events.interface.js';
-import type { LockLogger } from '../lock-logger.interface.js';
+import { LockOptionsError } from '../errors/lock.errors.js';
+import type { LockEvent } from '../contract/lock-events.interface.js';
+import type { LockLogger } from '../contract/lock-logger.interface.js';
 import type { LockTelemetryOptions } from './lock-telemetry-options.interface.js';
 import { LockMetrics, type MetricsSource } from './lock-metrics.js';
 import { LockSpans } from './lock-spans.js';

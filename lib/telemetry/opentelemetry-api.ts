@@ -1,4 +1,4 @@
-import { requirePeer } from '../require-peer.cjs';
+import { requirePeer } from '../shared/require-peer.cjs';
 
 /** `@opentelemetry/api`, typed for what this library uses. @internal */
 export type OpenTelemetryApi = typeof import('@opentelemetry/api');

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { LockProvider } from '../../lib/index.js';
-import { ownerTokenFor } from '../../lib/owner-token.js';
+import { ownerTokenFor } from '../../lib/shared/owner-token.js';
 
 export interface ConformanceTarget {
   provider: LockProvider;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { InstanceOwnerTokens, instanceIdOf } from '../../lib/owner-token.js';
+import { InstanceOwnerTokens, instanceIdOf } from '../../lib/shared/owner-token.js';
 import { InMemoryLockProvider, LockError, LockManager, LockOptionsError, LockProvider, RedisLockProvider } from '../../lib/index.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -4,7 +4,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import pg from 'pg';
 import { NestFactory } from '@nestjs/core';
 import {
-  DEFAULT_POSTGRES_COMMAND_TIMEOUT,
+  DEFAULT_COMMAND_TIMEOUT,
   LockModule,
   LockOptionsError,
   LockProvider,
@@ -32,7 +32,7 @@ describe('LockModule with PostgreSQL', () => {
     const provider = app.get(LockProvider);
     expect(provider).toBeInstanceOf(PostgresLockProvider);
     expect((provider as PostgresLockProvider).tableName).toBe('nest_locks');
-    expect((provider as PostgresLockProvider).commandTimeout).toBe(DEFAULT_POSTGRES_COMMAND_TIMEOUT);
+    expect((provider as PostgresLockProvider).commandTimeout).toBe(DEFAULT_COMMAND_TIMEOUT);
     const locks = app.get(LockService);
     expect(await locks.withLock(`module-test:${process.pid}`, (lock) => lock.fencingToken)).toBeGreaterThan(0);
     await app.close();

@@ -124,6 +124,6 @@ describe('waitForReplicas', () => {
 test('waitForReplicas must be a whole number, and is for the redis store only', async () => {
   expect(() => new RedisLockProvider({ redis: 'redis://127.0.0.1:1', waitForReplicas: -1 })).toThrow(/waitForReplicas/);
   expect(() => new RedisLockProvider({ redis: 'redis://127.0.0.1:1', waitForReplicas: 1.5 })).toThrow(/waitForReplicas/);
-  const { createLockProvider } = await import('../../lib/providers/lock-provider.factory.js');
+  const { createLockProvider } = await import('../../lib/stores/lock-provider.factory.js');
   await expect(createLockProvider({ postgres: 'postgres://x', waitForReplicas: 1 })).rejects.toThrow(/waitForReplicas applies to the Redis store/);
 });

@@ -18,7 +18,7 @@ import {
   LockStoreError,
   RedisLockProvider,
 } from '../../lib/index.js';
-import { SCRIPTS } from '../../lib/providers/redis-lock.scripts.js';
+import { SCRIPTS } from '../../lib/stores/redis/redis-lock.scripts.js';
 import { RedisServer, freePort, sleep } from './redis-server.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

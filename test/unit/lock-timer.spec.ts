@@ -1,4 +1,4 @@
-import { TimedList, TimedNode } from '../../lib/lock-timer.js';
+import { TimedList, TimedNode } from '../../lib/shared/timer.js';
 import { InMemoryLockProvider, LockManager } from '../../lib/index.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,5 +1,5 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { LockOptionsError, LockStoreError } from '../lock.errors.js';
+import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
 import {
   endpointOf,
   noAnswerDetail,
@@ -9,15 +9,17 @@ import {
   providerOptionsMessage,
   redisCause,
   redisConnectionTypeMessage,
-} from '../lock.messages.js';
-import { assertRedisConnection } from './connection-options.validation.js';
-import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../lock-provider.interface.js';
-import { TimedList, TimedNode } from '../lock-timer.js';
-import { newOwnerToken } from '../owner-token.js';
+} from '../../errors/lock.messages.js';
+import { assertRedisConnection } from '../connection-options.validation.js';
+import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
+import { TimedList, TimedNode } from '../../shared/timer.js';
+import { newOwnerToken } from '../../shared/owner-token.js';
 import { SCRIPTS, lockKeys, lockTag, type LockScript } from './redis-lock.scripts.js';
-import { requirePeer } from '../require-peer.cjs';
-import type { LockInspectPage, LockInspectRequest } from '../inspection/lock-inspection.interface.js';
-import { inspectRedis } from '../inspection/redis-inspection.js';
+import { loadOptionalPeer } from '../optional-peer.js';
+import type { LockInspectPage, LockInspectRequest } from '../../contract/stored-lock.interface.js';
+import { inspectRedis } from './redis-inspection.js';
+import { now } from '../../shared/clock.js';
+import { DEFAULT_COMMAND_TIMEOUT } from '../../contract/lock.constants.js';
 
 /**
  * What to connect to: a `redis://` / `rediss://` URL, ioredis options, or an
@@ -72,8 +74,6 @@ export interface RedisLockProviderOptions {
   waitForReplicas?: number;
 }
 
-/** Default {@link RedisLockProviderOptions.commandTimeout}, in ms. */
-export const DEFAULT_COMMAND_TIMEOUT = 2_000;
 
 type Client = Redis | Cluster;
 
@@ -122,7 +122,6 @@ class PendingCall extends TimedNode {
   }
 }
 
-const now = (): number => performance.now();
 /** Bound of {@link RedisLockProvider}'s memory of contended keys (past it, it starts over). */
 const MAX_CONTENDED_KEYS = 1_024;
 /** Calls held back by {@link RedisLockProvider}'s cork after which they leave, without waiting for the end of the turn. */
@@ -143,22 +142,6 @@ function corkable(client: Client): { cork(): void; uncork(): void } | undefined 
   const stream = (client as { stream?: { cork?: () => void; uncork?: () => void } }).stream;
   if (isCluster(client) || stream === undefined || typeof stream.cork !== 'function' || typeof stream.uncork !== 'function') return undefined;
   return stream as { cork(): void; uncork(): void };
-}
-
-/**
- * ioredis, loaded on first use: importing this library (which re-exports this
- * class) does not need the optional `ioredis` peer unless Redis is used.
- */
-let ioredis: typeof import('ioredis') | undefined;
-function loadIoredis(): typeof import('ioredis') {
-  if (!ioredis) {
-    try {
-      ioredis = requirePeer<typeof import('ioredis')>('ioredis');
-    } catch (err) {
-      throw new LockOptionsError(peerMissingMessage('RedisLockProvider', 'ioredis', err instanceof Error ? err.message : String(err)), { cause: err });
-    }
-  }
-  return ioredis;
 }
 
 /** An ioredis client, also from another copy of ioredis than the one this library resolves. */
@@ -321,7 +304,7 @@ export class RedisLockProvider extends LockProvider {
       // A connection that cannot complete (a TLS mismatch, a black-holed port) fails a little before a call's
       // bound ends, so that the call names the cause (unless you set connectTimeout yourself).
       const connectTimeout = Math.max(1, Math.floor(commandTimeout * 0.9));
-      const { Redis } = loadIoredis();
+      const { Redis } = loadOptionalPeer<typeof import('ioredis')>('ioredis', 'RedisLockProvider');
       this.client =
         typeof redis === 'string' ? new Redis(redis, { connectTimeout, ...own }) : new Redis({ connectTimeout, ...(redis as RedisOptions), ...own });
       this.ownsClient = true;

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LockHandle } from './lock-handle.js';
-import type { MaybePromise } from './lock-provider.interface.js';
+import type { MaybePromise } from '../contract/lock-provider.js';
 
 /**
  * A lock in the current async call chain; the chain is a linked list from

@@ -1,9 +1,9 @@
 import { FENCE_BLOCK, LockCohort, type CohortHost, type CohortWaiter } from './lock-cohort.js';
 import { HeldLock, type HeldLockContext, type LockHandle } from './lock-handle.js';
-import { findInScope, lockScope, type LockEntry, type LockScope } from './lock.context.js';
-import { LockAcquireError, LockError, LockOptionsError, LockReentryError, LockStoreError } from './lock.errors.js';
-import type { LockEvent, LockOutcome } from './lock-events.interface.js';
-import { silentLogger, type LockLogger } from './lock-logger.interface.js';
+import { findInScope, lockScope, type LockEntry, type LockScope } from './lock-context.js';
+import { LockAcquireError, LockError, LockOptionsError, LockReentryError, LockStoreError } from '../errors/lock.errors.js';
+import type { LockEvent, LockOutcome } from '../contract/lock-events.interface.js';
+import { silentLogger, type LockLogger } from '../contract/lock-logger.interface.js';
 import { LogWindow } from './lock-log-window.js';
 import {
   closedWhileWaitingMessage,
@@ -15,21 +15,19 @@ import {
   onEventThrewLog,
   requestedAfterCloseMessage,
   storeFailuresSummaryLog,
-} from './lock.messages.js';
-import type { LockCallOptions, LockModuleOptions, OnHeld } from './lock-options.interface.js';
+} from '../errors/lock.messages.js';
+import type { LockCallOptions, LockModuleOptions, OnHeld } from '../contract/lock-options.interface.js';
 import { assertCallOptions, assertLockName, assertModuleOptions } from './lock-options.validation.js';
-import { isThenable, type LockGrant, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
-import { TimedList } from './lock-timer.js';
-import { InstanceOwnerTokens, instanceIdOf, newOwnerToken, ownerTokenFor } from './owner-token.js';
-import { defaultInstanceId } from './leader/leader-election.js';
-import { startTelemetry } from './telemetry/lock-telemetry.js';
-import { inspectLocks } from './inspection/lock-inspection.js';
-import type { LockInspectOptions, LockInspection } from './inspection/inspected-lock.interface.js';
+import { isThenable, type LockGrant, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
+import { TimedList } from '../shared/timer.js';
+import { InstanceOwnerTokens, instanceIdOf, newOwnerToken, ownerTokenFor } from '../shared/owner-token.js';
+import { defaultInstanceId } from '../leader/leader-election.js';
+import { startTelemetry } from '../telemetry/lock-telemetry.js';
+import { inspectLocks } from '../inspection/lock-inspection.js';
+import type { LockInspectOptions, LockInspection } from '../inspection/inspected-lock.interface.js';
+import { now } from '../shared/clock.js';
+import { DEFAULT_KEY_PREFIX, DEFAULT_TTL } from '../contract/lock.constants.js';
 
-/** Default lease, in ms. */
-export const DEFAULT_TTL = 30_000;
-/** Default key prefix. */
-export const DEFAULT_KEY_PREFIX = 'lock:';
 
 /** Settings of a {@link LockManager}: the module options, with the store resolved. */
 export interface LockManagerOptions extends Omit<LockModuleOptions, 'provider'> {
@@ -53,7 +51,7 @@ export interface ResolvedCallOptions {
   label?: string;
 }
 
-export type { LockEntry } from './lock.context.js';
+export type { LockEntry } from './lock-context.js';
 
 /** The entry of a call nested in a call that holds the same lock (`reentrant: true`): runs inside the outer scope, releases nothing. */
 class ReenteredEntry implements LockEntry {
@@ -102,7 +100,6 @@ const queuedHere = (lock: HeldLock | null): HeldLock | null => {
   if (lock) lock.queued = true;
   return lock;
 };
-const now = (): number => performance.now();
 /** How often repeated log lines (a held lock, a store failure of the same cause) are summarized, in ms. */
 const LOG_INTERVAL_MS = 60_000;
 

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
-import { lockKeys } from '../providers/redis-lock.scripts.js';
-import type { LockInspectPage, LockInspectRequest, StoredLock } from './lock-inspection.interface.js';
+import { lockKeys } from './redis-lock.scripts.js';
+import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 
 /** Runs one bounded Redis call (the provider's `commandTimeout` and error mapping). @internal */
 export type RedisCall = <T>(client: Redis, send: (client: Redis) => Promise<T>) => Promise<T>;

@@ -6,15 +6,15 @@ import {
   LOCK_MODULE_OPTIONS,
   LOCK_OPTIONS_TYPE,
 } from './lock.module-definition.js';
-import { LockProvider } from './lock-provider.interface.js';
-import type { LockModuleOptions } from './lock-options.interface.js';
-import { assertModuleOptions } from './lock-options.validation.js';
-import { LockOptionsError } from './lock.errors.js';
-import { optionMessage } from './lock.messages.js';
-import { createLockProvider } from './providers/lock-provider.factory.js';
+import { LockProvider } from '../contract/lock-provider.js';
+import type { LockModuleOptions } from '../contract/lock-options.interface.js';
+import { assertModuleOptions } from '../engine/lock-options.validation.js';
+import { LockOptionsError } from '../errors/lock.errors.js';
+import { optionMessage } from '../errors/lock.messages.js';
+import { createLockProvider } from '../stores/lock-provider.factory.js';
 import { LockService } from './lock.service.js';
-import { LeaderExplorer } from './leader/leader.explorer.js';
-import { LeaderService } from './leader/leader.service.js';
+import { LeaderExplorer } from '../leader/leader.explorer.js';
+import { LeaderService } from '../leader/leader.service.js';
 
 /**
  * Registers {@link LockService}, {@link LeaderService} and the

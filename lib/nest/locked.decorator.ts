@@ -1,6 +1,6 @@
 import { Inject, Logger } from '@nestjs/common';
 import { Observable } from 'rxjs';
-import { LockOptionsError } from './lock.errors.js';
+import { LockOptionsError } from '../errors/lock.errors.js';
 import {
   invalidLockedArgumentsMessage,
   missingModuleKey,
@@ -9,9 +9,9 @@ import {
   notAMethodMessage,
   staticMethodMessage,
   suspiciousNameLog,
-} from './lock.messages.js';
-import type { LockCallOptions } from './lock-options.interface.js';
-import { assertCallOptions, assertLockName } from './lock-options.validation.js';
+} from '../errors/lock.messages.js';
+import type { LockCallOptions } from '../contract/lock-options.interface.js';
+import { assertCallOptions, assertLockName } from '../engine/lock-options.validation.js';
 import { LockService, type LockedInvocation } from './lock.service.js';
 
 /** A lock name computed from the method's own arguments (after pipes, in a controller). */

@@ -1,5 +1,5 @@
-import { LockOptionsError } from '../lock.errors.js';
-import { connectionUrlMessage, optionMessage } from '../lock.messages.js';
+import { LockOptionsError } from '../errors/lock.errors.js';
+import { connectionUrlMessage, optionMessage } from '../errors/lock.messages.js';
 
 /**
  * Static checks of store connection options: what can never work fails at

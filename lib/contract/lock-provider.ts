@@ -1,5 +1,5 @@
-import { instanceIdOf } from './owner-token.js';
-import type { LockInspectPage, LockInspectRequest } from './inspection/lock-inspection.interface.js';
+import { instanceIdOf } from '../shared/owner-token.js';
+import type { LockInspectPage, LockInspectRequest } from './stored-lock.interface.js';
 
 /**
  * What a {@link LockProvider} is asked to do when a lock is acquired.

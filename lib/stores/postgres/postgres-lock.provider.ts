@@ -1,7 +1,9 @@
+import { loadOptionalPeer } from '../optional-peer.js';
+import { DEFAULT_COMMAND_TIMEOUT } from '../../contract/lock.constants.js';
 import { createHash } from 'node:crypto';
 import type { Client, ClientConfig, Pool, PoolConfig, QueryResultRow } from 'pg';
-import { LockOptionsError, LockStoreError } from '../lock.errors.js';
-import { assertPostgresConnection } from './connection-options.validation.js';
+import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
+import { assertPostgresConnection } from '../connection-options.validation.js';
 import {
   endpointOf,
   keyTooLongMessage,
@@ -14,9 +16,9 @@ import {
   providerClosedDetail,
   providerOptionsMessage,
   tableNameMessage,
-} from '../lock.messages.js';
-import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../lock-provider.interface.js';
-import type { LockInspectPage, LockInspectRequest, StoredLock } from '../inspection/lock-inspection.interface.js';
+} from '../../errors/lock.messages.js';
+import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
+import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 
 /**
  * How {@link PostgresLockProvider} reaches PostgreSQL: a `pg.Pool` the app
@@ -58,8 +60,6 @@ export interface PostgresLockProviderOptions {
 
 /** Default lock table of {@link PostgresLockProvider}. */
 export const DEFAULT_POSTGRES_LOCK_TABLE = 'nest_locks';
-/** Default `commandTimeout` of {@link PostgresLockProvider}, in ms. */
-export const DEFAULT_POSTGRES_COMMAND_TIMEOUT = 2_000;
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Longest lock key (prefix included), in UTF-8 bytes: well under what a btree index entry may hold. */
@@ -348,7 +348,6 @@ export class PostgresLockProvider extends LockProvider {
   /** How long a waiter's queue entry lives unless its process renews it. */
   private readonly waiterLease: number;
 
-  private pg?: Promise<PgModule>;
   private pool?: Pool;
   private schema?: Promise<void>;
   private closed = false;
@@ -379,7 +378,7 @@ export class PostgresLockProvider extends LockProvider {
     const {
       connection,
       tableName = DEFAULT_POSTGRES_LOCK_TABLE,
-      commandTimeout = DEFAULT_POSTGRES_COMMAND_TIMEOUT,
+      commandTimeout = DEFAULT_COMMAND_TIMEOUT,
       createTable = true,
       prepareStatements = true,
     } = options;
@@ -871,7 +870,7 @@ export class PostgresLockProvider extends LockProvider {
   }
 
   private async connectListener(): Promise<Client> {
-    const pg = await this.loadPg();
+    const pg = loadOptionalPeer<PgModule>('pg', 'PostgresLockProvider');
     const base: ClientConfig = this.ownsPool ? this.poolConfig() : this.appPoolConfig();
     const client = new pg.Client({ ...base, keepAlive: true, connectionTimeoutMillis: this.commandTimeout });
     client.on('error', () => this.listenerLost(client));
@@ -993,7 +992,7 @@ export class PostgresLockProvider extends LockProvider {
       if (isPool(this.connection)) {
         this.pool = this.connection;
       } else {
-        const pg = await this.loadPg();
+        const pg = loadOptionalPeer<PgModule>('pg', 'PostgresLockProvider');
         if (!this.pool) {
           const pool = new pg.Pool(this.poolConfig());
           // An idle connection the server dropped must not crash the app; the pool replaces it.
@@ -1045,17 +1044,6 @@ export class PostgresLockProvider extends LockProvider {
       keepAlive: given.keepAlive ?? true,
       application_name: given.application_name ?? 'nest-lock',
     };
-  }
-
-  private loadPg(): Promise<PgModule> {
-    this.pg ??= import('pg').then(
-      (mod) => ((mod as unknown as { default?: PgModule }).default ?? mod) as PgModule,
-      (err: unknown) => {
-        this.pg = undefined;
-        throw new LockOptionsError(peerMissingMessage('PostgresLockProvider', 'pg', message(err)), { cause: err });
-      },
-    );
-    return this.pg;
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {

@@ -1,5 +1,5 @@
 import { Catch, Inject, Optional, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { LockAcquireError, LockStoreError } from './lock.errors.js';
+import { LockAcquireError, LockStoreError } from '../errors/lock.errors.js';
 
 /** Options of {@link LockExceptionFilter}. */
 export interface LockExceptionFilterOptions {

@@ -1,11 +1,12 @@
-import { lockScope, type LockEntry, type LockScope } from './lock.context.js';
-import { LockLostError, LockOptionsError } from './lock.errors.js';
-import type { LockEvent } from './lock-events.interface.js';
-import { isThenable, type LockProvider, type MaybePromise } from './lock-provider.interface.js';
-import type { LockLogger } from './lock-logger.interface.js';
-import { lostDetails, optionMessage, releaseFailedLog, renewFailedLog } from './lock.messages.js';
-import { TimedNode, type TimedList } from './lock-timer.js';
+import { lockScope, type LockEntry, type LockScope } from './lock-context.js';
+import { LockLostError, LockOptionsError } from '../errors/lock.errors.js';
+import type { LockEvent } from '../contract/lock-events.interface.js';
+import { isThenable, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
+import type { LockLogger } from '../contract/lock-logger.interface.js';
+import { lostDetails, optionMessage, releaseFailedLog, renewFailedLog } from '../errors/lock.messages.js';
+import { TimedNode, type TimedList } from '../shared/timer.js';
 import type { CohortWaiter, LockCohort } from './lock-cohort.js';
+import { now } from '../shared/clock.js';
 
 /**
  * A lock you hold. Returned by `LockService.acquire()` / `tryAcquire()`,
@@ -76,7 +77,6 @@ export interface HeldLockSettings {
   readonly label?: string;
 }
 
-const now = (): number => performance.now();
 
 /**
  * The engine's implementation of {@link LockHandle}. It is also its own scope

@@ -1,8 +1,9 @@
-import { LockError } from '../lock.errors.js';
-import { holdConflictMessage } from '../lock.messages.js';
-import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from '../lock-provider.interface.js';
-import { ownerTokenFor } from '../owner-token.js';
-import type { LockInspectPage, LockInspectRequest, StoredLock } from '../inspection/lock-inspection.interface.js';
+import { LockError } from '../../errors/lock.errors.js';
+import { holdConflictMessage } from '../../errors/lock.messages.js';
+import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from '../../contract/lock-provider.js';
+import { ownerTokenFor } from '../../shared/owner-token.js';
+import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
+import { now } from '../../shared/clock.js';
 
 interface Waiter {
   readonly owner: string;
@@ -27,7 +28,6 @@ interface Entry {
   expiry?: ReturnType<typeof setTimeout>;
 }
 
-const now = (): number => performance.now();
 const MAX_TIMER = 2 ** 31 - 1;
 
 /**

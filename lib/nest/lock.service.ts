@@ -8,13 +8,13 @@ import {
 } from '@nestjs/common';
 import { isObservable, Observable, defer, from, switchMap, EMPTY, finalize } from 'rxjs';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
-import { LockManager, type LockEntry, type ResolvedCallOptions } from './lock-manager.js';
-import { isThenable, LockProvider, type MaybePromise } from './lock-provider.interface.js';
-import type { LockModuleOptions } from './lock-options.interface.js';
-import { LockStoreError } from './lock.errors.js';
-import { bootCheckFailedDetail, bootCheckFailedLog, inMemoryInProductionLog, scheduledFailOpenLog, scheduledShutdownLog, scheduledSkippedLog } from './lock.messages.js';
-import { InMemoryLockProvider } from './providers/in-memory-lock.provider.js';
-import { isOwnedProvider } from './providers/lock-provider.factory.js';
+import { LockManager, type LockEntry, type ResolvedCallOptions } from '../engine/lock-manager.js';
+import { isThenable, LockProvider, type MaybePromise } from '../contract/lock-provider.js';
+import type { LockModuleOptions } from '../contract/lock-options.interface.js';
+import { LockStoreError } from '../errors/lock.errors.js';
+import { bootCheckFailedDetail, bootCheckFailedLog, inMemoryInProductionLog, scheduledFailOpenLog, scheduledShutdownLog, scheduledSkippedLog } from '../errors/lock.messages.js';
+import { InMemoryLockProvider } from '../stores/memory/in-memory-lock.provider.js';
+import { isOwnedProvider } from '../stores/lock-provider.factory.js';
 
 let warnedInMemoryInProduction = false;
 

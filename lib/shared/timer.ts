@@ -1,3 +1,5 @@
+import { now } from './clock.js';
+
 /**
  * One timer for the whole process: each target (a list of held locks, of
  * calls in flight, an in-memory key's expiry) asks to be called back at a
@@ -13,7 +15,6 @@ export interface TimerTarget {
 export const NEVER = Infinity;
 
 const MAX_TIMER = 2 ** 31 - 1;
-const now = (): number => performance.now();
 
 class SharedTimer {
   private readonly due = new Map<TimerTarget, number>();

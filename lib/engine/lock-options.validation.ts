@@ -1,9 +1,9 @@
-import { LockOptionsError } from './lock.errors.js';
-import { describeValue, lockNameMessage, objectInNameMessage, oneStoreMessage, optionMessage, unknownOptionMessage } from './lock.messages.js';
-import { LockProvider } from './lock-provider.interface.js';
-import type { LockCallOptions, LockModuleOptions } from './lock-options.interface.js';
-import { assertPostgresConnection, assertRedisConnection } from './providers/connection-options.validation.js';
-import { assertTelemetryOptions } from './telemetry/lock-telemetry-options.validation.js';
+import { LockOptionsError } from '../errors/lock.errors.js';
+import { describeValue, lockNameMessage, objectInNameMessage, oneStoreMessage, optionMessage, unknownOptionMessage } from '../errors/lock.messages.js';
+import { LockProvider } from '../contract/lock-provider.js';
+import type { LockCallOptions, LockModuleOptions } from '../contract/lock-options.interface.js';
+import { assertPostgresConnection, assertRedisConnection } from '../stores/connection-options.validation.js';
+import { assertTelemetryOptions } from '../telemetry/lock-telemetry-options.validation.js';
 
 const ON_HELD = ['throw', 'skip', 'wait'];
 const CALL_KEYS = new Set(['ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'holdAtLeast', 'reentrant', 'failOpen', 'signal', 'label']);
