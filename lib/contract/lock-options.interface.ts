@@ -1,8 +1,8 @@
 import type { LockProvider } from './lock-provider.js';
 import type { LockEvent } from './lock-events.interface.js';
 import type { LockTelemetryOptions } from '../telemetry/lock-telemetry-options.interface.js';
-import type { RedisConnection } from '../stores/redis/redis-lock.provider.js';
-import type { PostgresConnection, PostgresLockProviderOptions } from '../stores/postgres/postgres-lock.provider.js';
+import type { RedisConnection } from '../stores/redis/index.js';
+import type { PostgresConnection, PostgresLockProviderOptions } from '../stores/postgres/index.js';
 
 /**
  * What happens when a lock is already held by another caller:

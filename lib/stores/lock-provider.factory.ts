@@ -1,4 +1,4 @@
-import { InMemoryLockProvider } from './memory/in-memory-lock.provider.js';
+import { InMemoryLockProvider } from './memory/index.js';
 import type { LockProvider } from '../contract/lock-provider.js';
 import type { LockModuleOptions } from '../contract/lock-options.interface.js';
 import { assertModuleOptions } from '../engine/lock-options.validation.js';
@@ -16,14 +16,14 @@ export async function createLockProvider(options: LockModuleOptions = {}): Promi
   assertModuleOptions(options);
   if (options.provider) return options.provider;
   if (options.redis !== undefined) {
-    const { RedisLockProvider } = await import('./redis/redis-lock.provider.js');
+    const { RedisLockProvider } = await import('./redis/index.js');
     const redis = new RedisLockProvider({ redis: options.redis, commandTimeout: options.commandTimeout, waitForReplicas: options.waitForReplicas });
     owned.add(redis);
     return redis;
   }
   if (options.postgres !== undefined) {
     // Loaded only when configured: `pg` is an optional peer dependency.
-    const { PostgresLockProvider } = await import('./postgres/postgres-lock.provider.js');
+    const { PostgresLockProvider } = await import('./postgres/index.js');
     const given = options.postgres;
     const settings =
       typeof given === 'object' && given !== null && 'connection' in given ? { ...given } : { connection: given };

@@ -1,0 +1,1 @@
+export { InMemoryLockProvider } from './in-memory-lock.provider.js';

@@ -1,0 +1,1 @@
+export { RedisLockProvider, type RedisLockProviderOptions, type RedisConnection } from './redis-lock.provider.js';
