@@ -10,14 +10,6 @@ export {
 } from './nest/lock-exception.filter.js';
 export { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from './contract/lock-provider.js';
 export { InMemoryLockProvider } from './stores/memory/index.js';
-export { RedisLockProvider, type RedisLockProviderOptions, type RedisConnection } from './stores/redis/index.js';
-export {
-  PostgresLockProvider,
-  DEFAULT_POSTGRES_LOCK_TABLE,
-  POSTGRES_LOCK_SCHEMA_SQL,
-  type PostgresLockProviderOptions,
-  type PostgresConnection,
-} from './stores/postgres/index.js';
 export { createLockProvider } from './stores/lock-provider.factory.js';
 export { DEFAULT_TTL, DEFAULT_KEY_PREFIX, DEFAULT_COMMAND_TIMEOUT } from './contract/lock.constants.js';
 export { LockManager, type LockManagerOptions } from './engine/lock-manager.js';

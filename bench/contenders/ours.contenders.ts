@@ -3,11 +3,11 @@ import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import {
   InMemoryLockProvider,
   LockManager,
-  PostgresLockProvider,
-  RedisLockProvider,
   type LockManagerOptions,
   type LockProvider,
 } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
+import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import type { BenchEnv, Contender, LockClient } from './contender.js';
 import { startReplica } from '../support/redis-server.js';
 

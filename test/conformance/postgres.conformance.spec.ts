@@ -1,4 +1,4 @@
-import { PostgresLockProvider } from '../../lib/index.js';
+import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import { describeLockProviderConformance } from './lock-provider.conformance.js';
 import { POSTGRES_URL, dropLockTables, uniqueTable } from '../postgres/pg-test-env.js';
 

@@ -1,4 +1,4 @@
-import { RedisLockProvider } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { describeLockProviderConformance } from './lock-provider.conformance.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

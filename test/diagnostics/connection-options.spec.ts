@@ -8,7 +8,9 @@ import 'reflect-metadata';
 import { inspect } from 'node:util';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { LockModule, LockOptionsError, PostgresLockProvider, RedisLockProvider } from '../../lib/index.js';
+import { LockModule, LockOptionsError } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
+import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 
 const bad: Array<[label: string, options: Parameters<typeof LockModule.forRoot>[0], message: RegExp]> = [
   ['an http URL for Redis', { redis: 'http://:pw-1@cache:6379' }, /redis URL has the scheme "http:" \(host cache\); use redis:\/\/ \(or rediss:\/\/ for TLS\)/],

@@ -13,9 +13,9 @@ import {
   LockOptionsError,
   LockStoreError,
   Locked,
-  PostgresLockProvider,
-  RedisLockProvider,
 } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
+import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 
 /** Words that tell a user what to do next. */
 const ACTION = /\b(must|use|set|pass|import|check|retry|raise|create|grant|install|release|call|give|fix|make|move|build|stop|leave|add)\b/i;

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { InstanceOwnerTokens, instanceIdOf } from '../../lib/shared/owner-token.js';
-import { InMemoryLockProvider, LockError, LockManager, LockOptionsError, LockProvider, RedisLockProvider } from '../../lib/index.js';
+import { InMemoryLockProvider, LockError, LockManager, LockOptionsError, LockProvider } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

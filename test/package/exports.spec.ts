@@ -24,9 +24,78 @@ describe('the published package', () => {
     );
     expect(run.stderr).toBe('');
     const names = JSON.parse(run.stdout) as string[];
-    for (const name of ['LockModule', 'Locked', 'LockService', 'LockProvider', 'InMemoryLockProvider', 'RedisLockProvider', 'PostgresLockProvider', 'LockExceptionFilter', 'LockError', 'LockAcquireError', 'LockStoreError', 'LockLostError', 'LockReentryError', 'LockOptionsError', 'LockManager', 'currentLock', 'Leader', 'LeaderService', 'LeaderElection']) {
+    for (const name of ['LockModule', 'Locked', 'LockService', 'LockProvider', 'InMemoryLockProvider', 'createLockProvider', 'LockExceptionFilter', 'LockError', 'LockAcquireError', 'LockStoreError', 'LockLostError', 'LockReentryError', 'LockOptionsError', 'LockManager', 'currentLock', 'Leader', 'LeaderService', 'LeaderElection']) {
       expect(names).toContain(name);
     }
+    // The stores have entries of their own, so the root loads no store code.
+    for (const name of ['RedisLockProvider', 'PostgresLockProvider', 'DEFAULT_POSTGRES_LOCK_TABLE', 'POSTGRES_LOCK_SCHEMA_SQL']) {
+      expect(names).not.toContain(name);
+    }
+  });
+
+  test(`"${pkg.name}/redis" and "${pkg.name}/postgres" export their store, each without the other's code`, () => {
+    const run = node(
+      `import { createRequire } from 'node:module';
+       const require = createRequire(import.meta.url);
+       const stores = (store) => Object.keys(require.cache).filter((f) => f.includes('/dist/cjs/stores/' + store + '/')).length;
+       const redis = await import('${pkg.name}/redis');
+       const afterRedis = { redis: stores('redis'), postgres: stores('postgres') };
+       const postgres = await import('${pkg.name}/postgres');
+       console.log(JSON.stringify({
+         redis: Object.keys(redis).sort(),
+         postgres: Object.keys(postgres).sort(),
+         afterRedis,
+         afterPostgres: stores('postgres'),
+         table: postgres.DEFAULT_POSTGRES_LOCK_TABLE,
+         schemaNamesTable: postgres.POSTGRES_LOCK_SCHEMA_SQL.includes(postgres.DEFAULT_POSTGRES_LOCK_TABLE),
+       }));`,
+    );
+    expect(run.stderr).toBe('');
+    const seen = JSON.parse(run.stdout) as {
+      redis: string[];
+      postgres: string[];
+      afterRedis: { redis: number; postgres: number };
+      afterPostgres: number;
+      table: string;
+      schemaNamesTable: boolean;
+    };
+    expect(seen.redis).toEqual(['RedisLockProvider']);
+    expect(seen.postgres).toEqual(['DEFAULT_POSTGRES_LOCK_TABLE', 'POSTGRES_LOCK_SCHEMA_SQL', 'PostgresLockProvider']);
+    expect(seen.afterRedis.redis).toBeGreaterThan(0);
+    expect(seen.afterRedis.postgres).toBe(0);
+    expect(seen.afterPostgres).toBeGreaterThan(0);
+    expect(typeof seen.table).toBe('string');
+    expect(seen.schemaNamesTable).toBe(true);
+  });
+
+  /**
+   * The files of the built package and the peers that loading `entry` (by
+   * `import` from dist/esm, or `require` from dist/cjs) put in the CommonJS
+   * module cache (the ES module entries re-export the CommonJS build, so every
+   * module of ours and every peer it requires passes through it).
+   */
+  function cachedAfter(how: 'import' | 'require', entry: string): string[] {
+    const load = how === 'import' ? `await import('${entry}');` : `require('${entry}');`;
+    const run = node(
+      `import { createRequire } from 'node:module';
+       const require = createRequire(import.meta.url);
+       ${load}
+       console.log(JSON.stringify(Object.keys(require.cache)));`,
+    );
+    expect(run.stderr).toBe('');
+    return (JSON.parse(run.stdout) as string[]).map((f) => f.slice(root.length));
+  }
+
+  test.each(['import', 'require'] as const)('the root entry, by %s, loads no store code: neither lib/stores/redis, lib/stores/postgres, ioredis nor pg', (how) => {
+    const files = cachedAfter(how, pkg.name);
+    // What was loaded is the build the test means (dist/cjs, reached from dist/esm for import):
+    expect(files).toContain('dist/cjs/index.js');
+    expect(files).toContain('dist/cjs/stores/lock-provider.factory.js');
+    expect(files).toContain('dist/cjs/stores/memory/index.js');
+    expect(files.filter((f) => /^dist\/cjs\/stores\/(redis|postgres)\/|node_modules\/(ioredis|pg|pg-[^/]+)\//.test(f))).toEqual([]);
+    // A control: the store entries do load their store's code.
+    expect(cachedAfter(how, `${pkg.name}/redis`)).toContain('dist/cjs/stores/redis/redis-lock.provider.js');
+    expect(cachedAfter(how, `${pkg.name}/postgres`)).toContain('dist/cjs/stores/postgres/postgres-lock.provider.js');
   });
 
   /**

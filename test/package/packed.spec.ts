@@ -9,6 +9,9 @@ import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { installUnpacked, packLibrary, repoRoot, type PackedLibrary } from './packed-library.js';
 
+/** The entry points of the "exports" map, as built files under dist/cjs and dist/esm (and sources under lib/). */
+const ENTRIES = ['index', 'health/index', 'dashboard/index', 'stores/redis/index', 'stores/postgres/index'];
+
 let packed: PackedLibrary;
 let unpacked: string;
 
@@ -35,20 +38,20 @@ describe('the packed tarball', () => {
 
     const sources = packed.files.filter((f) => f.startsWith('lib/'));
     expect(sources).toContain('lib/index.ts');
-    expect(sources).toContain('lib/health/index.ts');
+    for (const entry of ENTRIES) expect(sources).toContain(`lib/${entry}.ts`);
     for (const source of sources) {
       const built = source.replace(/^lib\//, 'dist/cjs/').replace(/\.ts$/, '.js').replace(/\.cts$/, '.cjs');
       expect(packed.files).toContain(built);
       expect(packed.files).toContain(`${built}.map`);
       expect(packed.files).toContain(built.replace(/\.js$/, '.d.ts').replace(/\.cjs$/, '.d.cts'));
     }
-    for (const entry of ['index', 'health/index', 'dashboard/index']) {
+    for (const entry of ENTRIES) {
       expect(packed.files).toContain(`dist/esm/${entry}.mjs`);
       expect(packed.files).toContain(`dist/esm/${entry}.d.mts`);
     }
     expect(readFileSync(join(unpacked, 'node_modules/nest-lock/LICENSE'), 'utf8')).toContain('MIT License');
     // The .d.ts keep the JSDoc, so editors show it.
-    expect(readFileSync(join(unpacked, 'node_modules/nest-lock/dist/cjs/locked.decorator.d.ts'), 'utf8')).toContain('Runs the method under a lock');
+    expect(readFileSync(join(unpacked, 'node_modules/nest-lock/dist/cjs/nest/locked.decorator.d.ts'), 'utf8')).toContain('Runs the method under a lock');
   });
 
   test('every source map points at sources that ship in the tarball', () => {
@@ -73,11 +76,11 @@ describe('the packed tarball', () => {
     const attw = run(join(repoRoot, 'node_modules/.bin/attw'), [packed.tarball, '--format', 'json'], repoRoot);
     const report = JSON.parse(attw.stdout) as { analysis: { problems: unknown[]; entrypoints: Record<string, unknown> } };
     expect(report.analysis.problems).toEqual([]);
-    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './dashboard', './health', './package.json']);
+    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './dashboard', './health', './package.json', './postgres', './redis']);
     expect(attw.status).toBe(0);
   });
 
-  test('require and import in one process give the same classes (one copy: overrideProvider(LockProvider) matches)', () => {
+  test('require and import in one process give the same classes, store entries included (one copy: overrideProvider(LockProvider) matches)', () => {
     const script = `
       import { createRequire } from 'node:module';
       const require = createRequire(process.cwd() + '/');
@@ -85,6 +88,10 @@ describe('the packed tarball', () => {
       const esm = await import('nest-lock');
       const cjsHealth = require('nest-lock/health');
       const esmHealth = await import('nest-lock/health');
+      const cjsRedis = require('nest-lock/redis');
+      const esmRedis = await import('nest-lock/redis');
+      const cjsPostgres = require('nest-lock/postgres');
+      const esmPostgres = await import('nest-lock/postgres');
       const names = Object.keys(cjs).filter((n) => n !== '__esModule').sort();
       console.log(JSON.stringify({
         where: require.resolve('nest-lock'),
@@ -93,6 +100,9 @@ describe('the packed tarball', () => {
         different: names.filter((n) => cjs[n] !== esm[n]),
         sameHealth: cjsHealth.LockHealthIndicator === esmHealth.LockHealthIndicator && typeof esmHealth.LockHealthIndicator === 'function',
         sameProvider: cjs.LockProvider === esm.LockProvider && typeof esm.LockProvider === 'function',
+        sameRedis: cjsRedis.RedisLockProvider === esmRedis.RedisLockProvider && typeof esmRedis.RedisLockProvider === 'function',
+        samePostgres: cjsPostgres.PostgresLockProvider === esmPostgres.PostgresLockProvider && typeof esmPostgres.PostgresLockProvider === 'function',
+        redisIsAProvider: esmRedis.RedisLockProvider.prototype instanceof esm.LockProvider,
         sameService: cjs.LockService === esm.LockService,
       }));`;
     const both = run(process.execPath, ['--input-type=module', '-e', script], unpacked);
@@ -103,6 +113,9 @@ describe('the packed tarball', () => {
       esmNames: string[];
       different: string[];
       sameHealth: boolean;
+      sameRedis: boolean;
+      samePostgres: boolean;
+      redisIsAProvider: boolean;
       sameProvider: boolean;
       sameService: boolean;
     };
@@ -111,6 +124,6 @@ describe('the packed tarball', () => {
     expect(seen.esmNames).toEqual(seen.names);
     expect(seen.names).toEqual(expect.arrayContaining(['LockModule', 'Locked', 'LockProvider', 'LockService', 'InMemoryLockProvider', 'LockExceptionFilter']));
     expect(seen.different).toEqual([]);
-    expect(seen).toMatchObject({ sameProvider: true, sameService: true, sameHealth: true });
+    expect(seen).toMatchObject({ sameProvider: true, sameService: true, sameHealth: true, sameRedis: true, samePostgres: true, redisIsAProvider: true });
   });
 });

@@ -3,7 +3,8 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
-import { LockLostError, LockManager, LockModule, LockProvider, LockService, PostgresLockProvider } from '../../lib/index.js';
+import { LockLostError, LockManager, LockModule, LockProvider, LockService } from '../../lib/index.js';
+import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from './pg-test-env.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

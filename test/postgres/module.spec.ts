@@ -10,8 +10,8 @@ import {
   LockProvider,
   LockService,
   LockStoreError,
-  PostgresLockProvider,
 } from '../../lib/index.js';
+import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from './pg-test-env.js';
 
 async function boot(lockModule: DynamicModule) {

@@ -2,7 +2,7 @@
  * Several processes, each a Nest application context with
  * LockModule.forRoot({ postgres }), against the real PostgreSQL.
  */
-import { PostgresLockProvider } from '../../lib/index.js';
+import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from './pg-test-env.js';
 import { startWorker, type Worker } from './spawn-worker.js';
 

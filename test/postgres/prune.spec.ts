@@ -3,7 +3,8 @@
  * away, rows in use stay, and a pruned name's next tokens are still greater
  * (a new row's counter starts from the database clock).
  */
-import { LockOptionsError, PostgresLockProvider } from '../../lib/index.js';
+import { LockOptionsError } from '../../lib/index.js';
+import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from './pg-test-env.js';
 
 const table = uniqueTable('prune');

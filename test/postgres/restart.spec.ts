@@ -5,7 +5,8 @@
  * the same port with the same providers (no app restart), and a
  * `pg_ctl restart -m fast` while idle.
  */
-import { LockAcquireError, LockLostError, LockManager, LockStoreError, PostgresLockProvider, type LockHandle } from '../../lib/index.js';
+import { LockAcquireError, LockLostError, LockManager, LockStoreError, type LockHandle } from '../../lib/index.js';
+import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import { PostgresServer } from './postgres-server.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

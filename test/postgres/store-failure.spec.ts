@@ -4,7 +4,8 @@
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
-import { LockManager, LockStoreError, PostgresLockProvider, type LockProvider, type MaybePromise } from '../../lib/index.js';
+import { LockManager, LockStoreError, type LockProvider, type MaybePromise } from '../../lib/index.js';
+import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from './pg-test-env.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,5 +1,6 @@
 /** PostgreSQL-specific waiting behaviour, beyond the shared conformance suite. */
-import { LockManager, PostgresLockProvider } from '../../lib/index.js';
+import { LockManager } from '../../lib/index.js';
+import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from './pg-test-env.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

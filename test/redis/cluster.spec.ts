@@ -3,7 +3,8 @@
  * starts, plus lock keys of many names spread over the masters.
  */
 import { Cluster } from 'ioredis';
-import { LockManager, RedisLockProvider } from '../../lib/index.js';
+import { LockManager } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { describeLockProviderConformance } from '../conformance/lock-provider.conformance.js';
 import { RedisCluster } from './redis-server.js';
 

@@ -5,7 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { LockManager, RedisLockProvider } from '../../lib/index.js';
+import { LockManager } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { ChildLines, sleep, spawnFixture } from './redis-server.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -3,7 +3,8 @@
  * REPLICAOF NO ONE), and waitForReplicas, against a master and a replica
  * this file starts on free ports.
  */
-import { LockManager, LockStoreError, RedisLockProvider, type LockHandle } from '../../lib/index.js';
+import { LockManager, LockStoreError, type LockHandle } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { tokenOf } from '../support/fencing.js';
 import { REPLICATION_FAST, RedisServer, sleep } from './redis-server.js';
 

@@ -4,7 +4,8 @@
  * with it, so the waiter starts without another round trip. The engine must
  * renew that short lease before it ends.
  */
-import { LockManager, RedisLockProvider } from '../../lib/index.js';
+import { LockManager } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const url = 'redis://127.0.0.1:6379';

@@ -9,7 +9,8 @@ import { Controller, Module, Post, type INestApplication } from '@nestjs/common'
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import { LockExceptionFilter, LockModule, LockProvider, LockService, Locked, RedisLockProvider } from '../../lib/index.js';
+import { LockExceptionFilter, LockModule, LockProvider, LockService, Locked } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { RedisServer } from './redis-server.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -8,7 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { InMemoryLockProvider, LockAcquireError, LockError, LockManager, LockOptionsError, LockStoreError, RedisLockProvider, type LockHandle } from '../../lib/index.js';
+import { InMemoryLockProvider, LockAcquireError, LockError, LockManager, LockOptionsError, LockStoreError, type LockHandle } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { RedisServer, sleep } from './redis-server.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

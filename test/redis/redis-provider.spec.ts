@@ -16,8 +16,8 @@ import {
   LockOptionsError,
   LockProvider,
   LockStoreError,
-  RedisLockProvider,
 } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { SCRIPTS } from '../../lib/stores/redis/redis-lock.scripts.js';
 import { RedisServer, freePort, sleep } from './redis-server.js';
 

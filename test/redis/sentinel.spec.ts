@@ -10,7 +10,8 @@
 import 'reflect-metadata';
 import { Test } from '@nestjs/testing';
 import type { RedisOptions } from 'ioredis';
-import { LockAcquireError, LockManager, LockModule, LockService, LockStoreError, RedisLockProvider } from '../../lib/index.js';
+import { LockAcquireError, LockManager, LockModule, LockService, LockStoreError } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { tokenOf } from '../support/fencing.js';
 import { ChildLines, RedisSentinelSetup, sleep, spawnFixture } from './redis-server.js';
 

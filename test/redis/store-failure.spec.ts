@@ -3,7 +3,8 @@
  * (SIGSTOP) for longer than a lease. Each test runs its own redis-server.
  */
 import { randomBytes } from 'node:crypto';
-import { LockLostError, LockManager, LockStoreError, RedisLockProvider, type LockHandle, type MaybePromise } from '../../lib/index.js';
+import { LockLostError, LockManager, LockStoreError, type LockHandle, type MaybePromise } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { RedisServer, sleep } from './redis-server.js';
 
 const COMMAND_TIMEOUT = 400;
