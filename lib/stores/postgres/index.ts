@@ -1,7 +1,3 @@
-export {
-  PostgresLockProvider,
-  DEFAULT_POSTGRES_LOCK_TABLE,
-  POSTGRES_LOCK_SCHEMA_SQL,
-  type PostgresLockProviderOptions,
-  type PostgresConnection,
-} from './postgres-lock.provider.js';
+export { PostgresLockProvider } from './postgres-lock.provider.js';
+export { DEFAULT_POSTGRES_LOCK_TABLE, POSTGRES_LOCK_SCHEMA_SQL } from './postgres-lock.sql.js';
+export type { PostgresLockProviderOptions, PostgresConnection } from './postgres-lock-options.interface.js';

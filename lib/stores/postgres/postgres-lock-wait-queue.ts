@@ -1,0 +1,57 @@
+import type { LockGrant } from '../../contract/lock-provider.js';
+
+/** A caller that waits for its turn, with its ticket in the queue table. @internal */
+export interface PostgresLockWaiter {
+  readonly key: string;
+  readonly owner: string;
+  readonly ttl: number;
+  /** Fencing tokens its grant reserves. */
+  readonly fences: number;
+  readonly ticket: string;
+  done: boolean;
+  /** It gave up (timeout, abort): its call answers `null` once its ticket is gone (or its grant released). */
+  leaving?: boolean;
+  readonly settle: (result: LockGrant | null | Error) => void;
+}
+
+/** The local waiters of one key, and when its head looks again. @internal */
+export interface PostgresLockWaitQueue {
+  /** Local waiters with a ticket, in ticket order: only the head asks the database. */
+  readonly waiters: PostgresLockWaiter[];
+  /** The head's statement is in flight. */
+  busy: boolean;
+  /** Woken while busy: the head asks again when its statement is done. */
+  again: boolean;
+  failures: number;
+  /** When the failed attempt was sent: if it committed after all, the lease started then. */
+  failedAt?: number;
+  wake?: ReturnType<typeof setTimeout>;
+  /** When `wake` fires (performance.now() time). */
+  wakeAt?: number;
+}
+
+/** An empty queue. @internal */
+export const newWaitQueue = (): PostgresLockWaitQueue => ({ waiters: [], busy: false, again: false, failures: 0 });
+
+/** Puts `waiter` into `queue` in ticket order. @internal */
+export function insertByTicket(queue: PostgresLockWaitQueue, waiter: PostgresLockWaiter): void {
+  const t = BigInt(waiter.ticket);
+  const at = queue.waiters.findIndex((w) => BigInt(w.ticket) > t);
+  queue.waiters.splice(at < 0 ? queue.waiters.length : at, 0, waiter);
+}
+
+/** Calls `kick` in `ms` (plus a little, so that a lease has surely ended), instead of any earlier schedule. @internal */
+export function arm(queue: PostgresLockWaitQueue, ms: number, kick: () => void): void {
+  disarm(queue);
+  const delay = Math.max(0, ms) + 15;
+  queue.wakeAt = performance.now() + delay;
+  queue.wake = setTimeout(kick, delay);
+  queue.wake.unref?.();
+}
+
+/** Cancels the queue's schedule. @internal */
+export function disarm(queue: PostgresLockWaitQueue): void {
+  if (queue.wake !== undefined) clearTimeout(queue.wake);
+  queue.wake = undefined;
+  queue.wakeAt = undefined;
+}

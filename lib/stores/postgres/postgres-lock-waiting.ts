@@ -1,0 +1,330 @@
+import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
+import type { PostgresLockDatabase } from './postgres-lock-database.js';
+import { PostgresLockListener } from './postgres-lock-listener.js';
+import { PostgresLockTickets } from './postgres-lock-tickets.js';
+import { arm, disarm, insertByTicket, newWaitQueue, type PostgresLockWaitQueue as Queue, type PostgresLockWaiter as Waiter } from './postgres-lock-wait-queue.js';
+import type { PostgresLockStatements, PostgresLockTables } from './postgres-lock.sql.js';
+
+/** The answer of one acquire statement. @internal */
+export interface PostgresLockAttempt {
+  readonly token: number | null;
+  /** The ticket taken when a first attempt that will wait was not granted. */
+  readonly ticket: string | null;
+  /** The token when this owner already holds the lock (a queued waiter's retry whose first try had committed). */
+  readonly mine: number | null;
+  readonly heldMs: number | null;
+  readonly aheadMs: number | null;
+}
+
+/** What waiting asks of the store. @internal */
+export interface PostgresLockWaitingStore {
+  /** One acquire statement (not bounded): with `ticket` for a queued waiter; with `enqueue`, taking a ticket if not granted. */
+  attempt(key: string, owner: string, ttl: number, fences: number, ticket: string | null, enqueue?: boolean): Promise<PostgresLockAttempt>;
+  release(key: string, owner: string): Promise<boolean>;
+}
+
+/**
+ * The waiting side of the PostgreSQL store: callers queued by ticket (in the
+ * waiters table, and locally per key, where only the head asks the database),
+ * woken by NOTIFY, at the holder's lease end, or after the listen connection
+ * came back; a heartbeat renews their queue entries while they wait.
+ * @internal
+ */
+export class PostgresLockWaiting {
+  private readonly queues = new Map<string, Queue>();
+  private readonly pending = new Set<Promise<unknown>>();
+  /** Queueing statements in flight, per key (see `watching`). */
+  private readonly watches = new Map<string, Set<{ notified: boolean }>>();
+  private readonly listener: PostgresLockListener;
+  /** The waiters' entries in the queue table. */
+  readonly tickets: PostgresLockTickets;
+  private heartbeat?: ReturnType<typeof setInterval>;
+
+  /** `waiterLease`: how long a waiter's queue entry lives unless its process renews it. */
+  constructor(
+    private readonly database: PostgresLockDatabase,
+    tables: PostgresLockTables,
+    sql: PostgresLockStatements,
+    private readonly store: PostgresLockWaitingStore,
+    private readonly waiterLease: number,
+  ) {
+    this.tickets = new PostgresLockTickets(database, tables, sql, waiterLease, (work) => this.track(work));
+    this.listener = new PostgresLockListener(database, tables, {
+      notified: (payload) => this.notified(payload),
+      missed: () => this.kickAll(),
+      wanted: () => this.queues.size > 0,
+      track: (work) => this.track(work),
+    });
+  }
+
+  /**
+   * Queues a call that will wait: one statement grants the lock or takes its
+   * ticket (its place in line is its arrival), then it waits for its turn.
+   */
+  async acquire(request: LockAcquireRequest, fences: number): Promise<LockGrant | null> {
+    const { key, owner, ttl } = request;
+    // A first wait opens the LISTEN connection meanwhile; a release committed before LISTEN took effect
+    // may not be heard, so such a waiter looks again as soon as it listens.
+    const watch = { notified: false };
+    const cold = !this.listener.listening;
+    const first = await this.database.bounded('acquire', key, async () => {
+      this.watching(key, watch, true);
+      try {
+        const queueing = this.store.attempt(key, owner, ttl, fences, null, true);
+        // (a cold LISTEN connection opens once the statement is on its way, so as not to hold it up)
+        const listening = cold ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.listener.listen()) : this.listener.listen();
+        const [queued, listened] = await Promise.allSettled([queueing, listening]);
+        if (queued.status === 'rejected') throw queued.reason;
+        if (listened.status === 'rejected') {
+          // Cannot wait without LISTEN: give back what the statement got, then fail.
+          if (queued.value.token !== null) await this.store.release(key, owner).catch(() => undefined);
+          else if (queued.value.ticket !== null) await this.tickets.dropNow([queued.value.ticket]);
+          throw listened.reason;
+        }
+        return queued.value;
+      } finally {
+        this.watching(key, watch, false);
+      }
+    });
+    if (first.token !== null) return { fencingToken: first.token, fences };
+    if (first.ticket === null) return null; // cannot happen: not granted means queued
+    if (request.signal?.aborted || this.database.closed) {
+      await this.tickets.dropNow([first.ticket]);
+      return null;
+    }
+    return this.wait(request, fences, first.ticket, watch.notified || cold ? 0 : (first.heldMs ?? first.aheadMs ?? 50));
+  }
+
+  /**
+   * The lock `key` changed hands or its line moved; `next` is `<ticket>,<ms>`,
+   * the first live ticket in line and what is left of its lease ('' for
+   * everyone). The local head asks again if it is that ticket or before it.
+   * A head further back only makes sure it looks again when that ticket's
+   * lease would lapse, in case its waiter died.
+   */
+  wake(key: string, next: string): void {
+    const queue = this.queues.get(key);
+    const head = queue?.waiters[0];
+    if (!queue || !head) return;
+    const [ticket, ms] = next.split(',');
+    if (!ticket || !/^[0-9]+$/.test(ticket) || BigInt(head.ticket) <= BigInt(ticket)) {
+      this.kick(key);
+      return;
+    }
+    const lapse = Math.min(Number(ms) || this.waiterLease, this.waiterLease);
+    if (!queue.busy && (queue.wakeAt === undefined || queue.wakeAt > performance.now() + lapse)) this.arm(key, queue, lapse);
+  }
+
+  /**
+   * Resolves queued waiters `null` and removes their tickets, waits for the
+   * work in flight, and ends the LISTEN connection (the database is closed already).
+   */
+  async close(): Promise<void> {
+    const tickets: string[] = [];
+    for (const [key, queue] of this.queues) {
+      for (const waiter of queue.waiters.splice(0)) {
+        tickets.push(waiter.ticket);
+        waiter.settle(null);
+      }
+      disarm(queue);
+      this.queues.delete(key);
+    }
+    this.stopHeartbeat();
+    this.listener.stop();
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    await this.tickets.dropOnClose(tickets);
+    await this.listener.end();
+  }
+
+  /** Notes NOTIFYs for `key` that arrive while a queueing statement is in flight (its waiter is not in the local queue yet). */
+  private watching(key: string, watch: { notified: boolean }, on: boolean): void {
+    let set = this.watches.get(key);
+    if (on) {
+      if (!set) this.watches.set(key, (set = new Set()));
+      set.add(watch);
+    } else if (set) {
+      set.delete(watch);
+      if (set.size === 0) this.watches.delete(key);
+    }
+  }
+
+  /** A NOTIFY `<ticket>,<ms>:<key>` arrived. */
+  private notified(payload: string): void {
+    const colon = payload.indexOf(':');
+    if (colon < 0) return;
+    const key = payload.slice(colon + 1);
+    for (const watch of this.watches.get(key) ?? []) watch.notified = true;
+    this.wake(key, payload.slice(0, colon));
+  }
+
+  /** Joins the local queue with the ticket just taken; `recheckMs`: when to look again unless woken first. */
+  private wait(request: LockAcquireRequest, fences: number, ticket: string, recheckMs: number): Promise<LockGrant | null> {
+    const { key, owner, ttl, signal, waitTimeout } = request;
+    return new Promise<LockGrant | null>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = (): void => this.leave(waiter);
+      const waiter: Waiter = {
+        key,
+        owner,
+        ttl,
+        fences,
+        ticket,
+        done: false,
+        settle: (result) => {
+          if (waiter.done) return;
+          waiter.done = true;
+          if (timer !== undefined) clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          if (result instanceof Error) reject(result);
+          else resolve(result);
+        },
+      };
+      // (not unref'd: like any timer, a pending wait keeps the process alive until it ends)
+      if (waitTimeout !== undefined) timer = setTimeout(() => this.leave(waiter), waitTimeout);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.enqueue(waiter, recheckMs);
+    });
+  }
+
+  /** Puts a waiter with its ticket into the local queue; a new head looks again after `recheckMs`. */
+  private enqueue(waiter: Waiter, recheckMs: number): void {
+    let queue = this.queues.get(waiter.key);
+    if (!queue) {
+      queue = newWaitQueue();
+      this.queues.set(waiter.key, queue);
+    }
+    insertByTicket(queue, waiter);
+    this.startHeartbeat();
+    if (queue.waiters[0] !== waiter) return; // the head before it keeps its own schedule
+    if (recheckMs <= 0) this.kick(waiter.key);
+    else if (!queue.busy) this.arm(waiter.key, queue, recheckMs);
+  }
+
+  /**
+   * A waiter gives up (timeout, abort): leaves both queues, wakes the next,
+   * and resolves `null` once its ticket is gone from the table, so that its
+   * caller's next call never finds it in the way. A head whose statement is
+   * in flight is left to {@link retry}, which releases what that statement
+   * may grant.
+   */
+  private leave(waiter: Waiter): void {
+    if (waiter.done || waiter.leaving) return;
+    waiter.leaving = true;
+    const queue = this.queues.get(waiter.key);
+    const i = queue ? queue.waiters.indexOf(waiter) : -1;
+    if (queue && i === 0 && queue.busy) return;
+    if (queue && i >= 0) {
+      queue.waiters.splice(i, 1);
+      if (queue.waiters.length === 0) this.forget(waiter.key, queue);
+      else if (i === 0) this.kick(waiter.key);
+    }
+    void this.track(this.tickets.dropNow([waiter.ticket]).then(() => waiter.settle(null)));
+  }
+
+  /** Lets the head of the local queue for `key` try again (once at a time). */
+  private kick(key: string): void {
+    const queue = this.queues.get(key);
+    if (!queue || this.database.closed) return;
+    if (queue.busy) {
+      queue.again = true;
+      return;
+    }
+    void this.track(this.retry(key, queue));
+  }
+
+  private kickAll(): void {
+    for (const key of this.queues.keys()) this.kick(key);
+  }
+
+  private async retry(key: string, queue: Queue): Promise<void> {
+    const head = queue.waiters[0];
+    if (!head) return;
+    queue.busy = true;
+    queue.again = false;
+    disarm(queue);
+    let next: number | undefined;
+    const sent = performance.now(); // the lease starts on the server after this
+    try {
+      const r = await this.database.bounded('acquire', key, () => this.store.attempt(key, head.owner, head.ttl, head.fences, head.ticket));
+      const leaseStartedAt = r.token === null ? (queue.failedAt ?? sent) : sent;
+      queue.failures = 0;
+      queue.failedAt = undefined;
+      const token = r.token ?? r.mine;
+      if (token !== null) {
+        const i = queue.waiters.indexOf(head);
+        if (i >= 0) queue.waiters.splice(i, 1);
+        if (head.done || head.leaving) {
+          // It gave up while its turn came: hand the lock on, then its call answers.
+          void this.track(this.store.release(key, head.owner).then(() => head.settle(null), () => head.settle(null)));
+        } else {
+          head.settle({ fencingToken: token, fences: head.fences, queued: true, leaseStartedAt });
+        }
+        // The next one looks again when the new holder's lease would end (if it never releases).
+        next = head.ttl;
+      } else {
+        next = r.heldMs ?? r.aheadMs ?? 50;
+      }
+    } catch (err) {
+      if (queue.failures++ === 0) {
+        // One retry: a connection the database dropped is often replaced at once.
+        queue.failedAt = sent;
+        next = 250;
+      } else {
+        queue.failures = 0;
+        queue.failedAt = undefined;
+        const failed = queue.waiters.splice(0);
+        for (const waiter of failed) waiter.settle(err as Error);
+        this.tickets.drop(failed.map((w) => w.ticket));
+      }
+    } finally {
+      queue.busy = false;
+    }
+    if (head.leaving && queue.waiters[0] === head) {
+      // It gave up while its statement was in flight, which did not grant it the key.
+      queue.waiters.shift();
+      void this.track(this.tickets.dropNow([head.ticket]).then(() => head.settle(null)));
+      queue.again = true;
+    }
+    if (queue.waiters.length === 0) {
+      this.forget(key, queue);
+      return;
+    }
+    if (queue.again) {
+      this.kick(key);
+      return;
+    }
+    if (next !== undefined) this.arm(key, queue, next);
+  }
+
+  /** The head of `key`'s local queue looks again in `ms`. */
+  private arm(key: string, queue: Queue, ms: number): void {
+    arm(queue, ms, () => this.kick(key));
+  }
+
+  private forget(key: string, queue: Queue): void {
+    disarm(queue);
+    if (this.queues.get(key) === queue && queue.waiters.length === 0 && !queue.busy) this.queues.delete(key);
+    if (this.queues.size === 0) this.stopHeartbeat();
+  }
+
+  /** While waiters exist: renew their queue entries, and check that the listen connection is alive. */
+  private startHeartbeat(): void {
+    if (this.heartbeat !== undefined) return;
+    this.heartbeat = setInterval(() => {
+      this.tickets.renew([...this.queues.values()].flatMap((q) => q.waiters.map((w) => w.ticket)));
+      this.listener.check();
+    }, this.waiterLease / 3);
+    this.heartbeat.unref?.();
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeat !== undefined) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.pending.add(promise);
+    void promise.finally(() => this.pending.delete(promise)).catch(() => undefined);
+    return promise;
+  }
+}
