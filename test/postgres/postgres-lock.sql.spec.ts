@@ -4,7 +4,7 @@
  * needs its quotes (mixed case, a reserved word, in a schema of its own).
  */
 import pg from 'pg';
-import { PostgresLockProvider, POSTGRES_LOCK_SCHEMA_SQL } from '../../lib/index.js';
+import { PostgresLockProvider, POSTGRES_LOCK_SCHEMA_SQL } from '../../lib/stores/postgres/index.js';
 import {
   ALIVE_SQL,
   createSchemaSql,
