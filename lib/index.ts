@@ -13,9 +13,11 @@ export { InMemoryLockProvider } from './stores/memory/index.js';
 export { createLockProvider } from './stores/lock-provider.factory.js';
 export { DEFAULT_TTL, DEFAULT_KEY_PREFIX, DEFAULT_COMMAND_TIMEOUT } from './contract/lock.constants.js';
 export { LockManager, type LockManagerOptions } from './engine/lock-manager.js';
-export type { LockHandle } from './engine/lock-handle.js';
+export type { LockHandle } from './engine/lock-handle.interface.js';
 export { currentLock } from './engine/lock-context.js';
-export type { LockCallOptions, LockModuleOptions, OnHeld } from './contract/lock-options.interface.js';
+export type { LockCallOptions, OnHeld } from './contract/lock-options.interface.js';
+export type { LockModuleOptions } from './nest/lock-module-options.interface.js';
+export type { LockStoreOptions } from './stores/lock-store-options.interface.js';
 export type { LockEvent, LockEventType, LeadershipEndReason, LockOutcome } from './contract/lock-events.interface.js';
 export type { LockTelemetryOptions } from './telemetry/lock-telemetry-options.interface.js';
 export type { InspectedLock, LockInspectOptions, LockInspection } from './inspection/inspected-lock.interface.js';
@@ -23,7 +25,8 @@ export type { LockInspectPage, LockInspectRequest, StoredLock } from './contract
 export { LOCK_METRICS, LOCK_ATTRIBUTES, OTHER_LOCK_NAME } from './telemetry/telemetry-names.js';
 export type { LockLogger } from './contract/lock-logger.interface.js';
 export { LockError, LockAcquireError, LockStoreError, LockLostError, LockReentryError, LockOptionsError } from './errors/lock.errors.js';
-export { LeaderElection, defaultInstanceId, type LeaderElectionOptions } from './leader/leader-election.js';
+export { LeaderElection, type LeaderElectionOptions } from './leader/leader-election.js';
+export { defaultInstanceId } from './engine/default-instance-id.js';
 export type { Campaign } from './leader/leader-campaign.js';
 export type { Leadership } from './leader/leadership.js';
 export {

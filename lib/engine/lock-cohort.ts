@@ -1,5 +1,3 @@
-import type { HeldLock } from './lock-handle.js';
-
 /**
  * Fencing tokens the engine asks a store to reserve per grant: the grant's
  * own and up to 15 for local hand-offs that follow it. @internal
@@ -21,35 +19,45 @@ export interface CohortWaiter {
   readonly renew: boolean;
 }
 
-/** What a cohort needs from the manager. @internal */
-export interface CohortHost<W extends CohortWaiter> {
+/** What a cohort needs of the lock its holder holds. @internal */
+export interface CohortHolder {
+  /** `false` once released or lost (or past its lease, as far as this process can tell). */
+  readonly held: boolean;
+}
+
+/** A local hand-off of a store grant, from its holder to the next waiter. @internal */
+export interface HandOff<W extends CohortWaiter, H extends CohortHolder> {
+  readonly from: H;
+  /** A token of the block the store reserved with the grant. */
+  readonly fencingToken: number;
+  /** What is left of the store's lease, in ms. */
+  readonly leaseMs: number;
+  readonly cohort: LockCohort<W, H>;
+}
+
+/** What a cohort needs from the engine. @internal */
+export interface CohortHost<W extends CohortWaiter, H extends CohortHolder> {
   /**
-   * Gives `waiter` the lock `from` held: same store owner and lease, the
-   * given fencing token; calls {@link LockCohort.hold} with the new lock.
+   * Gives `waiter` the lock `handOff.from` held (same store owner and lease,
+   * the given fencing token) and calls {@link LockCohort.hold} with it.
    * `false` when it could not (the waiter was failed): `from` releases at the store.
    */
-  handTo(waiter: W, from: HeldLock, fencingToken: number, leaseMs: number, cohort: LockCohort<W>): boolean;
+  handTo(waiter: W, handOff: HandOff<W, H>): boolean;
   /** Sends `waiter` to queue at the store itself (the cohort counted it already); ends with {@link LockCohort.fromStore}. */
-  toStore(waiter: W, cohort: LockCohort<W>): void;
+  toStore(waiter: W, cohort: LockCohort<W, H>): void;
   /** The cohort has no holder, no caller at the store and no waiter: forget it. */
-  idle(cohort: LockCohort<W>): void;
+  idle(cohort: LockCohort<W, H>): void;
 }
 
 /**
- * The callers of one process (one manager) for one lock key in a shared
- * store, in the spirit of lock cohorting: at most one of them queues at the
- * store; the others wait here, behind it. When the store grants the key,
- * the waiters that were already here when it did are handed the lock one
- * after the other on release, without a store call (same owner token, the
- * store's lease as it is, a fencing token from the block the grant
- * reserved). Then the lock goes back to the store, which hands it to the
- * next process in its FIFO queue, while this process's first remaining
- * waiter queues there again. So each process runs the batch of its own
- * waiters in turn, and no process keeps the lock past one batch. @internal
+ * The callers of one process for one lock key in a shared store (lock
+ * cohorting): at most one of them queues at the store, the others wait here
+ * and are handed the lock on release, one batch per store grant. See
+ * docs/engine.md, "Local hand-off". @internal
  */
-export class LockCohort<W extends CohortWaiter> {
+export class LockCohort<W extends CohortWaiter, H extends CohortHolder> {
   /** The local holder of the store's grant, while one holds it. */
-  private holder: HeldLock | undefined;
+  private holder: H | undefined;
   private nextFence = 0;
   private lastFence = -1;
   /** Waiters with a smaller `seq` came before the grant: they may be handed the lock. */
@@ -61,7 +69,7 @@ export class LockCohort<W extends CohortWaiter> {
 
   constructor(
     readonly key: string,
-    private readonly host: CohortHost<W>,
+    private readonly host: CohortHost<W, H>,
   ) {}
 
   /** Whether a caller of this process holds the lock or queues at the store for it: new callers then wait here. */
@@ -102,7 +110,7 @@ export class LockCohort<W extends CohortWaiter> {
    * `fences` tokens from `fencingToken` on and opens a batch of the waiters
    * that arrived before `arrivals`; a local hand-off keeps the batch.
    */
-  hold(lock: HeldLock, fromStore?: { fencingToken: number; fences: number; arrivals: number }): void {
+  hold(lock: H, fromStore?: { fencingToken: number; fences: number; arrivals: number }): void {
     this.holder = lock;
     if (fromStore) {
       this.nextFence = fromStore.fencingToken + 1;
@@ -116,18 +124,18 @@ export class LockCohort<W extends CohortWaiter> {
    * the batch, a reserved token is left and enough of the lease is left.
    * `false`: the caller releases at the store (then calls {@link left}).
    */
-  handOver(from: HeldLock, leaseLeftMs: number): boolean {
+  handOver(from: H, leaseLeftMs: number): boolean {
     if (this.holder !== from) return false;
     const next = this.queue?.[0];
     if (next === undefined || next.seq >= this.batchEnd || this.nextFence > this.lastFence) return false;
     const needed = next.renew ? Math.min(MIN_HANDED_LEASE_MS, next.ttl / 2) : next.ttl;
     if (!(leaseLeftMs >= needed)) return false;
     this.queue!.shift();
-    return this.host.handTo(next, from, this.nextFence++, leaseLeftMs, this);
+    return this.host.handTo(next, { from, fencingToken: this.nextFence++, leaseMs: leaseLeftMs, cohort: this });
   }
 
   /** `lock` no longer holds (released at the store, or lost): the next waiter queues at the store. */
-  left(lock: HeldLock): void {
+  left(lock: H): void {
     if (this.holder !== lock) return;
     this.holder = undefined;
     this.advance();

@@ -1,12 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { LockHandle } from './lock-handle.js';
+import type { LockHandle } from './lock-handle.interface.js';
 import type { MaybePromise } from '../contract/lock-provider.js';
 
 /**
- * A lock in the current async call chain; the chain is a linked list from
- * the innermost lock outwards (a chain is a few locks deep: a walk is cheaper
- * than a Map copy per acquisition). The held lock is its own scope node, so
- * entering a scope allocates nothing. @internal
+ * A lock in the current async call chain, linked to the lock it was taken
+ * in (see docs/engine.md, "Call-chain scope"). @internal
  */
 export interface LockScope extends LockHandle {
   /** The manager that took it: the same key in two managers (two apps in one process) is two locks. */
@@ -15,9 +13,8 @@ export interface LockScope extends LockHandle {
 }
 
 /**
- * A lock taken for a scoped call: run code inside its async scope (so nested
- * calls see it), then `exit` (release). The entry of a reentrant nested call
- * belongs to the outer call, and its `exit` does nothing. @internal
+ * A lock taken for a scoped call: `run` code inside its scope, then `exit`
+ * (release). A reentrant nested call's entry releases nothing. @internal
  */
 export interface LockEntry {
   readonly handle: LockHandle;
@@ -30,9 +27,12 @@ export interface LockEntry {
 /** @internal */
 export const lockScope = new AsyncLocalStorage<LockScope>();
 
-/** The handle for `key` of manager `managerId` in the current chain. @internal */
-export function findInScope(scope: LockScope | undefined, managerId: number, key: string): LockScope | undefined {
-  for (let s = scope; s; s = s.parentScope) if (s.managerId === managerId && s.key === key) return s;
+/**
+ * The innermost lock named `name` in `scope` and its parents, taken by
+ * manager `managerId` when given (else by any manager). @internal
+ */
+export function findInScope(scope: LockScope | undefined, name: string, managerId?: number): LockScope | undefined {
+  for (let s = scope; s; s = s.parentScope) if (s.name === name && (managerId === undefined || s.managerId === managerId)) return s;
   return undefined;
 }
 
@@ -51,7 +51,16 @@ export function findInScope(scope: LockScope | undefined, managerId: number, key
  */
 export function currentLock(name?: string): LockHandle | undefined {
   const scope = lockScope.getStore();
-  if (name === undefined) return scope;
-  for (let s = scope; s; s = s.parentScope) if (s.name === name) return s;
-  return undefined;
+  return name === undefined ? scope : findInScope(scope, name);
+}
+
+/** The entry of a call nested in a call that holds the same lock (`reentrant: true`): runs inside the outer scope, releases nothing. @internal */
+export class ReenteredEntry implements LockEntry {
+  constructor(readonly handle: LockHandle) {}
+  run<A extends unknown[], R>(fn: (...args: A) => R, ...args: A): R {
+    return fn(...args);
+  }
+  exit(): boolean {
+    return false;
+  }
 }

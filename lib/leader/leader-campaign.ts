@@ -1,5 +1,5 @@
-import type { LockManager } from '../engine/lock-manager.js';
-import type { HeldLock } from '../engine/lock-handle.js';
+import type { LockEngine } from '../engine/lock-engine.interface.js';
+import type { HeldLock } from '../engine/held-lock.js';
 import type { LockLogger } from '../contract/lock-logger.interface.js';
 import type { LeadershipEndReason } from '../contract/lock-events.interface.js';
 import { LockError, LockStoreError } from '../errors/lock.errors.js';
@@ -51,7 +51,7 @@ export class LeaderCampaign implements Campaign {
     readonly name: string,
     readonly instanceId: string,
     private readonly options: CampaignOptions & { ttl: number; retryDelay: number },
-    private readonly locks: LockManager,
+    private readonly engine: LockEngine,
     private readonly logger: LockLogger,
     private readonly onStopped: (campaign: LeaderCampaign) => void,
   ) {
@@ -115,7 +115,7 @@ export class LeaderCampaign implements Campaign {
     while (!this.stopped) {
       let lock: HeldLock | null;
       try {
-        lock = await this.locks.acquireAs(this.lockName, this.instanceId, { ttl: this.ttl, renew: true, signal: this.stopper.signal });
+        lock = await this.engine.acquireAs(this.lockName, this.instanceId, { ttl: this.ttl, renew: true, signal: this.stopper.signal });
       } catch (err) {
         if (this.stopped) return;
         if (!(err instanceof LockStoreError) && err instanceof LockError) {
@@ -143,11 +143,11 @@ export class LeaderCampaign implements Campaign {
 
   /** One term: run the method (or wait for the term to end), then release the name. */
   private async lead(lock: HeldLock): Promise<void> {
-    const provider = this.locks.provider;
+    const provider = this.engine.provider;
     const watch = provider.watchConnection ? (onLost: () => void) => provider.watchConnection!(onLost) : undefined;
     const term = new LeaderTerm(this.name, this.instanceId, lock, this.ttl, (t, reason, detail) => this.ended(t, reason, detail), watch);
     this.term = term;
-    this.locks.emit({ type: 'elected', name: this.name, fencingToken: lock.fencingToken, instanceId: this.instanceId });
+    this.engine.emit({ type: 'elected', name: this.name, fencingToken: lock.fencingToken, instanceId: this.instanceId });
     this.logger.debug(`This instance (${this.instanceId}) leads "${this.name}" (fencing token ${lock.fencingToken}).`);
     const run = this.options.run;
     if (run) {
@@ -182,7 +182,7 @@ export class LeaderCampaign implements Campaign {
   }
 
   private ended(term: LeaderTerm, reason: LeadershipEndReason, detail: string): void {
-    this.locks.emit({ type: 'resigned', name: this.name, fencingToken: term.fencingToken, heldMs: now() - term.startedAt, reason });
+    this.engine.emit({ type: 'resigned', name: this.name, fencingToken: term.fencingToken, heldMs: now() - term.startedAt, reason });
     if (reason === 'lost') this.logger.warn(`Leadership of "${this.name}" (fencing token ${term.fencingToken}) was lost: ${detail}.`);
     else this.logger.debug(`Leadership of "${this.name}" (fencing token ${term.fencingToken}) ended: ${detail}.`);
   }

@@ -1,5 +1,6 @@
-import { hostname } from 'node:os';
-import type { LockManager } from '../engine/lock-manager.js';
+import { lockEngineOf, type LockManager } from '../engine/lock-manager.js';
+import type { LockEngine } from '../engine/lock-engine.interface.js';
+import { defaultInstanceId } from '../engine/default-instance-id.js';
 import { silentLogger, type LockLogger } from '../contract/lock-logger.interface.js';
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { leaderOnlyMessage } from '../errors/lock.messages.js';
@@ -22,11 +23,6 @@ export interface LeaderElectionOptions {
   logger?: LockLogger;
 }
 
-/** `<hostname>:<pid>`: the default instance id. */
-export function defaultInstanceId(): string {
-  return `${hostname()}:${process.pid}`;
-}
-
 /**
  * Leader election, free of Nest, on top of a {@link LockManager}: each
  * replica campaigns for a name, and one at a time leads it. Leadership is a
@@ -46,6 +42,7 @@ export class LeaderElection {
   /** This replica's id, as other replicas see it. */
   readonly instanceId: string;
   private readonly logger: LockLogger;
+  private readonly engine: LockEngine;
   private readonly campaigns = new Map<string, LeaderCampaign>();
   private stopping = false;
 
@@ -56,6 +53,7 @@ export class LeaderElection {
   ) {
     this.instanceId = options.instanceId === undefined ? defaultInstanceId() : assertInstanceId(options.instanceId, 'LeaderElection');
     this.logger = options.logger ?? silentLogger;
+    this.engine = lockEngineOf(locks);
   }
 
   /**
@@ -78,7 +76,7 @@ export class LeaderElection {
       name,
       options?.instanceId ?? this.instanceId,
       { ...options, ttl: options?.ttl ?? DEFAULT_LEADER_TTL, retryDelay: options?.retryDelay ?? DEFAULT_LEADER_RETRY_DELAY },
-      this.locks,
+      this.engine,
       this.logger,
       (c) => {
         if (this.campaigns.get(name) === c) this.campaigns.delete(name);
@@ -112,14 +110,14 @@ export class LeaderElection {
     if (own && term?.leading) {
       return { name, instanceId: own.instanceId, self: true, remainingMs: Math.max(0, term.lock.leaseEnd - performance.now()) };
     }
-    const provider = this.locks.provider;
+    const provider = this.engine.provider;
     if (typeof provider.holder !== 'function') {
       throw new LockOptionsError(
         `leader("${name}"): the "${provider.kind}" store cannot tell who holds a lock (its provider has no holder() method); ` +
           'use a built-in store, or implement holder() in yours.',
       );
     }
-    const holder = await provider.holder(this.locks.keyPrefix + LEADER_LOCK_PREFIX + name);
+    const holder = await provider.holder(this.engine.keyPrefix + LEADER_LOCK_PREFIX + name);
     if (!holder) return null;
     return { name, instanceId: holder.instanceId, self: false, remainingMs: holder.remainingMs };
   }

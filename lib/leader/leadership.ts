@@ -1,4 +1,4 @@
-import type { HeldLock } from '../engine/lock-handle.js';
+import type { HeldLock } from '../engine/held-lock.js';
 import { LockLostError } from '../errors/lock.errors.js';
 import type { LeadershipEndReason } from '../contract/lock-events.interface.js';
 import { now } from '../shared/clock.js';

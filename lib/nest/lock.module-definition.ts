@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type { LockModuleOptions } from '../contract/lock-options.interface.js';
+import type { LockModuleOptions } from './lock-module-options.interface.js';
 
 /** Extras of `forRoot` / `forRootAsync`: `isGlobal` (default `true`, so `@Locked` works in every module). */
 export interface LockModuleExtras {

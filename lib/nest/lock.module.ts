@@ -1,4 +1,4 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import {
   ConfigurableLockModule,
@@ -7,11 +7,11 @@ import {
   LOCK_OPTIONS_TYPE,
 } from './lock.module-definition.js';
 import { LockProvider } from '../contract/lock-provider.js';
-import type { LockModuleOptions } from '../contract/lock-options.interface.js';
-import { assertModuleOptions } from '../engine/lock-options.validation.js';
+import type { LockModuleOptions } from './lock-module-options.interface.js';
+import { assertModuleOptions } from './lock-module-options.validation.js';
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { optionMessage } from '../errors/lock.messages.js';
-import { createLockProvider } from '../stores/lock-provider.factory.js';
+import { buildLockProvider } from '../stores/lock-provider.factory.js';
 import { LockService } from './lock.service.js';
 import { LeaderExplorer } from '../leader/leader.explorer.js';
 import { LeaderService } from '../leader/leader.service.js';
@@ -39,7 +39,7 @@ import { LeaderService } from '../leader/leader.service.js';
     {
       provide: LockProvider,
       inject: [LOCK_MODULE_OPTIONS],
-      useFactory: (options: LockModuleOptions) => createLockProvider(options),
+      useFactory: (options: LockModuleOptions) => buildLockProvider(options ?? {}),
     },
     LockService,
     LeaderService,
@@ -57,8 +57,23 @@ export class LockModule extends ConfigurableLockModule {
     return super.forRoot(options);
   }
 
-  /** Registers the module with options from a factory, class or existing provider (validated at boot). */
+  /** Registers the module with options from a factory, class or existing provider (validated at boot, as they come). */
   static forRootAsync(options: typeof LOCK_ASYNC_OPTIONS_TYPE): DynamicModule {
-    return super.forRootAsync(options);
+    const module = super.forRootAsync(options);
+    return { ...module, providers: module.providers?.map(checkedWhenResolved) };
   }
+}
+
+/** The options provider of `forRootAsync`, checking what its factory resolves. */
+function checkedWhenResolved(provider: Provider): Provider {
+  if (typeof provider !== 'object' || provider.provide !== LOCK_MODULE_OPTIONS || !('useFactory' in provider)) return provider;
+  const build = provider.useFactory;
+  return {
+    ...provider,
+    useFactory: async (...deps: unknown[]) => {
+      const options: unknown = await build(...deps);
+      assertModuleOptions(options);
+      return options;
+    },
+  };
 }

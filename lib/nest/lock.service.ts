@@ -6,31 +6,32 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { isObservable, Observable, defer, from, switchMap, EMPTY, finalize } from 'rxjs';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
-import { LockManager, type LockEntry, type ResolvedCallOptions } from '../engine/lock-manager.js';
-import { isThenable, LockProvider, type MaybePromise } from '../contract/lock-provider.js';
-import type { LockModuleOptions } from '../contract/lock-options.interface.js';
+import type { LockModuleOptions } from './lock-module-options.interface.js';
+import { checkedManagerOptions, LockManager } from '../engine/lock-manager.js';
+import type { LockHandle } from '../engine/lock-handle.interface.js';
+import { LockProvider } from '../contract/lock-provider.js';
+import type { LockCallOptions } from '../contract/lock-options.interface.js';
+import type { LockEvent } from '../contract/lock-events.interface.js';
+import type { LockInspectOptions, LockInspection } from '../inspection/inspected-lock.interface.js';
 import { LockStoreError } from '../errors/lock.errors.js';
-import { bootCheckFailedDetail, bootCheckFailedLog, inMemoryInProductionLog, scheduledFailOpenLog, scheduledShutdownLog, scheduledSkippedLog } from '../errors/lock.messages.js';
+import { bootCheckFailedDetail, bootCheckFailedLog, inMemoryInProductionLog } from '../errors/lock.messages.js';
 import { InMemoryLockProvider } from '../stores/memory/in-memory-lock.provider.js';
 import { isOwnedProvider } from '../stores/lock-provider.factory.js';
 
 let warnedInMemoryInProduction = false;
+/** Each service's engine, for `lockManagerOf()`. */
+const managers = new WeakMap<LockService, LockManager>();
 
-/** How a decorated method is to be locked. @internal */
-export interface LockedInvocation {
-  readonly name: string;
-  readonly options: ResolvedCallOptions;
-  /** A `@Cron`/`@Interval`/`@Timeout` task: store failures skip the tick (or run it with `failOpen`). */
-  readonly scheduled: boolean;
-  /** Declared to return an Observable: lock on subscribe, release on complete/error/unsubscribe. */
-  readonly observable: boolean;
+/** The engine behind `service`, for `@Locked`, `LeaderService` and the other Nest parts of this library. @internal */
+export function lockManagerOf(service: LockService): LockManager {
+  return managers.get(service)!;
 }
 
 /**
  * Takes and releases locks. Injectable anywhere once `LockModule` is
- * imported; `@Locked` uses it under the hood.
+ * imported; `@Locked` uses it under the hood. In plain Node code, use
+ * {@link LockManager}, the engine it wraps.
  *
  * @example
  * ```ts
@@ -45,13 +46,99 @@ export interface LockedInvocation {
  * ```
  */
 @Injectable()
-export class LockService extends LockManager implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly manager: LockManager;
+  private readonly logger = new Logger(LockService.name);
   private readonly verifyOnBoot: 'warn' | 'fail' | false;
 
   constructor(@Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions, provider: LockProvider) {
-    const { provider: _given, verifyOnBoot = 'warn', ...rest } = options ?? {};
-    super({ ...rest, provider, logger: new Logger(LockService.name) });
+    const { provider: _given, redis: _r, postgres: _p, commandTimeout: _c, waitForReplicas: _w, verifyOnBoot = 'warn', ...defaults } = options ?? {};
+    // The module checked its options where they came in (forRoot, or the forRootAsync factory).
+    this.manager = new LockManager(checkedManagerOptions({ ...defaults, provider, logger: this.logger }));
+    managers.set(this, this.manager);
     this.verifyOnBoot = verifyOnBoot;
+  }
+
+  /** The store this service uses. */
+  get provider(): LockProvider {
+    return this.manager.provider;
+  }
+
+  /** Prefix of every store key. */
+  get keyPrefix(): string {
+    return this.manager.keyPrefix;
+  }
+
+  /**
+   * Takes the lock if it is free, else returns `null` at once. Release the
+   * handle yourself (in `finally`).
+   * @throws {LockStoreError} when the store fails.
+   */
+  tryAcquire(name: string, options?: Omit<LockCallOptions, 'onHeld' | 'waitTimeout'>): Promise<LockHandle | null> {
+    return this.manager.tryAcquire(name, options);
+  }
+
+  /**
+   * Waits (FIFO) for the lock, up to `waitTimeout` ms when given. Release the
+   * handle yourself (in `finally`).
+   * @throws {LockAcquireError} when `waitTimeout` passes first.
+   * @throws {LockStoreError} when the store fails.
+   */
+  acquire(name: string, options?: Omit<LockCallOptions, 'onHeld'>): Promise<LockHandle> {
+    return this.manager.acquire(name, options);
+  }
+
+  /**
+   * Runs `fn` under the lock and returns its result; releases in `finally`.
+   * When the lock is held, follows `onHeld`: throws {@link LockAcquireError},
+   * returns `undefined` without running `fn` (`'skip'`), or waits.
+   *
+   * @example
+   * ```ts
+   * await locks.withLock(`account:${id}`, () => recompute(id), { onHeld: 'wait', waitTimeout: 5_000 });
+   * ```
+   */
+  withLock<T>(name: string, fn: (lock: LockHandle) => T | Promise<T>, options?: LockCallOptions): Promise<T | undefined> {
+    return this.manager.withLock(name, fn, options);
+  }
+
+  /**
+   * The handle of the lock held by the current call chain: the innermost, or
+   * the one named `name`. `undefined` outside a locked call.
+   */
+  current(name?: string): LockHandle | undefined {
+    return this.manager.current(name);
+  }
+
+  /**
+   * Adds an event listener (like the `onEvent` option); returns a function
+   * that removes it. Listeners must not throw: errors are logged and ignored.
+   */
+  subscribe(listener: (event: LockEvent) => void): () => void {
+    return this.manager.subscribe(listener);
+  }
+
+  /**
+   * One page of the locks held now under the module's key prefix, in every
+   * instance that shares the store (see {@link LockManager.inspect}).
+   * @throws {LockStoreError} when the store fails.
+   */
+  inspect(options?: LockInspectOptions): Promise<LockInspection> {
+    return this.manager.inspect(options);
+  }
+
+  /** Releases every lock this instance still holds and stops their renewal. */
+  releaseAll(): Promise<void> {
+    return this.manager.releaseAll();
+  }
+
+  /**
+   * Refuses new locks from now on, lets tries already sent to the store
+   * finish and releases what they got, then releases the held locks (the
+   * application's shutdown does this).
+   */
+  close(): Promise<void> {
+    return this.manager.close();
   }
 
   /**
@@ -61,7 +148,8 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
    * process's memory in production. @internal
    */
   async onModuleInit(): Promise<void> {
-    if (this.provider instanceof InMemoryLockProvider) {
+    const provider = this.provider;
+    if (provider instanceof InMemoryLockProvider) {
       if (process.env.NODE_ENV === 'production' && !warnedInMemoryInProduction) {
         warnedInMemoryInProduction = true;
         this.logger.warn(inMemoryInProductionLog());
@@ -70,12 +158,12 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
     }
     if (this.verifyOnBoot === false) return;
     try {
-      await this.provider.ping();
+      await provider.ping();
     } catch (err) {
       const cause = err instanceof LockStoreError ? err.detail : err instanceof Error ? err.message : String(err);
       if (this.verifyOnBoot === 'fail') {
         // The boot stops: a connection the module opened must not keep reconnecting in the background.
-        if (isOwnedProvider(this.provider)) await this.provider.close();
+        if (isOwnedProvider(provider)) await provider.close();
         throw new LockStoreError('the boot check', bootCheckFailedDetail(cause), { cause: err });
       }
       this.logger.warn(bootCheckFailedLog(cause));
@@ -84,83 +172,11 @@ export class LockService extends LockManager implements OnModuleInit, BeforeAppl
 
   /** Releases the locks this instance still holds and stops their renewal. @internal */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.close();
+    await this.manager.close();
   }
 
   /** Closes the store if the module built it. @internal */
   async onApplicationShutdown(): Promise<void> {
     if (isOwnedProvider(this.provider)) await this.provider.close();
   }
-
-  /** Runs a `@Locked` method under its lock. @internal */
-  invokeLocked(call: LockedInvocation, instance: unknown, method: (...args: unknown[]) => unknown, args: unknown[]): unknown {
-    if (call.observable) {
-      return defer(() => from(Promise.resolve(this.enterFor(call))).pipe(
-        switchMap((entry) => {
-          if (!entry) return EMPTY;
-          if (entry === RUN_UNLOCKED) return method.apply(instance, args) as Observable<unknown>;
-          let inner: Observable<unknown>;
-          try {
-            inner = entry.run(Reflect.apply, method, instance, args) as Observable<unknown>;
-          } catch (err) {
-            void entry.exit();
-            throw err;
-          }
-          return (isObservable(inner) ? inner : from(Promise.resolve(inner))).pipe(finalize(() => void entry.exit()));
-        }),
-      ));
-    }
-    return this.invokeAsync(call, instance, method, args);
-  }
-
-  private async invokeAsync(call: LockedInvocation, instance: unknown, method: (...args: unknown[]) => unknown, args: unknown[]): Promise<unknown> {
-    const entering = this.enterFor(call);
-    const entry = isThenable(entering) ? await entering : entering;
-    if (!entry) return undefined;
-    if (entry === RUN_UNLOCKED) return method.apply(instance, args);
-    let handedOver = false;
-    try {
-      const result: unknown = entry.run(Reflect.apply, method, instance, args);
-      if (isObservable(result)) {
-        // The lock now lives as long as the stream: until it completes, errors or is unsubscribed.
-        handedOver = true;
-        return result.pipe(finalize(() => void entry.exit()));
-      }
-      return isThenable(result) ? await result : result;
-    } finally {
-      if (!handedOver) {
-        const exited = entry.exit();
-        if (isThenable(exited)) await exited;
-      }
-    }
-  }
-
-  private enterFor(call: LockedInvocation): MaybePromise<LockEntry | undefined | typeof RUN_UNLOCKED> {
-    if (!call.scheduled) return this.enter(call.name, call.options);
-    return this.enterScheduled(call);
-  }
-
-  /** Scheduled ticks: a store failure skips the tick (or, with `failOpen`, runs it unlocked) instead of throwing into the scheduler. */
-  private async enterScheduled(call: LockedInvocation): Promise<LockEntry | undefined | typeof RUN_UNLOCKED> {
-    try {
-      return await this.enter(call.name, call.options);
-    } catch (err) {
-      if (this.closing) {
-        // A tick that raced the application's shutdown: nothing to run, nothing to report.
-        this.logger.debug(scheduledShutdownLog(call.name));
-        return undefined;
-      }
-      if (!(err instanceof LockStoreError)) throw err;
-      if (call.options.failOpen) {
-        this.logStoreFailure('warn', err, scheduledFailOpenLog(call.name, err.message));
-        return RUN_UNLOCKED;
-      }
-      this.logStoreFailure('error', err, scheduledSkippedLog(call.name, err.message));
-      this.emit({ type: 'skipped', name: call.name, reason: 'store-error' });
-      return undefined;
-    }
-  }
 }
-
-/** `enterFor` result: run without the lock (scheduled task, `failOpen`, store down). */
-const RUN_UNLOCKED = Symbol('run-unlocked');

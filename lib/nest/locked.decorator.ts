@@ -12,7 +12,10 @@ import {
 } from '../errors/lock.messages.js';
 import type { LockCallOptions } from '../contract/lock-options.interface.js';
 import { assertCallOptions, assertLockName } from '../engine/lock-options.validation.js';
-import { LockService, type LockedInvocation } from './lock.service.js';
+import { LockService, lockManagerOf } from './lock.service.js';
+import { invokeLocked, type LockedInvocation } from './locked-invocation.js';
+import { lockEngineOf } from '../engine/lock-manager.js';
+import type { LockEngine } from '../engine/lock-engine.interface.js';
 
 /** A lock name computed from the method's own arguments (after pipes, in a controller). */
 export type LockNameFactory = (...args: any[]) => string;
@@ -104,7 +107,7 @@ export function Locked(name?: string | LockNameFactory | LockedOptions, options?
 
     const original = descriptor.value as (...args: unknown[]) => unknown;
     const observable = Reflect.getMetadata?.('design:returntype', target, propertyKey) === Observable;
-    let resolved: { service: LockService; options: LockedInvocation['options']; scheduled: boolean } | undefined;
+    let resolved: { service: LockService; engine: LockEngine; options: LockedInvocation['options']; scheduled: boolean } | undefined;
 
     const wrapper = function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
       const service = this?.[LOCK_SERVICE];
@@ -123,9 +126,10 @@ export function Locked(name?: string | LockNameFactory | LockedOptions, options?
         // Read lazily: @Cron above @Locked adds its metadata to the wrapper after this decorator ran.
         const scheduled = Reflect.getMetadata?.(SCHEDULER_TYPE, wrapper) !== undefined;
         const opts = scheduled && callOptions.onHeld === undefined ? { ...callOptions, onHeld: 'skip' as const } : callOptions;
-        resolved = { service, options: service.resolve(opts), scheduled };
+        const engine = lockEngineOf(lockManagerOf(service));
+        resolved = { service, engine, options: engine.resolve(opts), scheduled };
       }
-      return service.invokeLocked({ name, options: resolved.options, scheduled: resolved.scheduled, observable }, this, original, args);
+      return invokeLocked(resolved.engine, { name, options: resolved.options, scheduled: resolved.scheduled, observable }, { instance: this, method: original, args });
     };
 
     // Carry over what decorators below this one attached to the original function.

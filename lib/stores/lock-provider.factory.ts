@@ -1,19 +1,24 @@
 import { InMemoryLockProvider } from './memory/index.js';
 import type { LockProvider } from '../contract/lock-provider.js';
-import type { LockModuleOptions } from '../contract/lock-options.interface.js';
-import { assertModuleOptions } from '../engine/lock-options.validation.js';
+import type { LockStoreOptions } from './lock-store-options.interface.js';
+import { assertStoreOptions } from './lock-store-options.validation.js';
 
 const owned = new WeakSet<LockProvider>();
 
 /**
- * Builds the store from module options: `provider` as given, a
- * `RedisLockProvider` for `redis` (ioredis is loaded only then), a
- * `PostgresLockProvider` for `postgres` (`pg` is loaded only then), else the
- * in-memory default. Providers built here are closed by the module on
- * shutdown; a `provider` you pass in stays yours.
+ * Builds the store that options name: `provider` as given, a
+ * `RedisLockProvider` for `redis`, a `PostgresLockProvider` for `postgres`
+ * (each peer loaded only then), else the in-memory default. Providers built
+ * here are closed by the module on shutdown; a `provider` you pass stays yours.
+ * @throws {LockOptionsError} for store options that can never work.
  */
-export async function createLockProvider(options: LockModuleOptions = {}): Promise<LockProvider> {
-  assertModuleOptions(options);
+export async function createLockProvider(options: LockStoreOptions = {}): Promise<LockProvider> {
+  assertStoreOptions(options, 'LockModule options');
+  return buildLockProvider(options);
+}
+
+/** {@link createLockProvider} for options already checked (the module's). @internal */
+export async function buildLockProvider(options: LockStoreOptions): Promise<LockProvider> {
   if (options.provider) return options.provider;
   if (options.redis !== undefined) {
     const { RedisLockProvider } = await import('./redis/index.js');
@@ -22,7 +27,6 @@ export async function createLockProvider(options: LockModuleOptions = {}): Promi
     return redis;
   }
   if (options.postgres !== undefined) {
-    // Loaded only when configured: `pg` is an optional peer dependency.
     const { PostgresLockProvider } = await import('./postgres/index.js');
     const given = options.postgres;
     const settings =

@@ -1,4 +1,5 @@
 import { lockScope, type LockEntry, type LockScope } from './lock-context.js';
+import type { LockHandle } from './lock-handle.interface.js';
 import { LockLostError, LockOptionsError } from '../errors/lock.errors.js';
 import type { LockEvent } from '../contract/lock-events.interface.js';
 import { isThenable, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
@@ -7,52 +8,6 @@ import { lostDetails, optionMessage, releaseFailedLog, renewFailedLog } from '..
 import { TimedNode, type TimedList } from '../shared/timer.js';
 import type { CohortWaiter, LockCohort } from './lock-cohort.js';
 import { now } from '../shared/clock.js';
-
-/**
- * A lock you hold. Returned by `LockService.acquire()` / `tryAcquire()`,
- * passed to `withLock` callbacks, and reachable inside any locked call with
- * `LockService.current()`.
- *
- * @example
- * ```ts
- * await locks.withLock('ledger', async (lock) => {
- *   await ledger.write(entry, { fencingToken: lock.fencingToken, signal: lock.signal });
- * });
- * ```
- */
-export interface LockHandle {
-  /** The lock's name, without the key prefix. */
-  readonly name: string;
-  /** The store key (prefix included). */
-  readonly key: string;
-  /**
-   * Strictly greater than every earlier grant's token for this name: pass it
-   * to storage that rejects stale writers. Redis and PostgreSQL draw tokens
-   * no lower than the store's clock in microseconds; after a failover of the
-   * store, tokens keep growing as long as the new primary's clock is not
-   * behind the old one's by more than the failover took (with Redis,
-   * `waitForReplicas` removes that assumption).
-   */
-  readonly fencingToken: number;
-  /** Aborts, with a {@link LockLostError} as its `reason`, when the lock is lost while held. */
-  readonly signal: AbortSignal;
-  /** `true` until released or lost. */
-  readonly held: boolean;
-  /**
-   * Sets the lease to end `ms` from now (default: the lock's `ttl`).
-   * @throws {LockOptionsError} when `ms` is not a finite number > 0.
-   * @throws {LockLostError} when the lock is no longer held by this handle.
-   * @throws {LockStoreError} when the store fails.
-   */
-  extend(ms?: number): Promise<void>;
-  /**
-   * Frees the lock (or, with `holdAtLeast`, shortens it to the remaining
-   * minimum). Never throws: a store failure is logged, and the lease then
-   * expires on its own. Returns `false` when it was already released or lost.
-   * Releasing twice is harmless.
-   */
-  release(): Promise<boolean>;
-}
 
 /** Settings a held lock needs from the manager. @internal */
 export interface HeldLockContext {
@@ -77,13 +32,36 @@ export interface HeldLockSettings {
   readonly label?: string;
 }
 
+/** What a grant gives a new {@link HeldLock}. @internal */
+export interface HeldLockGrant {
+  readonly name: string;
+  readonly key: string;
+  readonly owner: string;
+  readonly fencingToken: number;
+  /** When the lease started (performance.now() time, taken before the store call). */
+  readonly leaseStartedAt: number;
+  /** The store's lease, in ms (capped at the settings' `ttl`). */
+  readonly leaseMs: number;
+  readonly settings: HeldLockSettings;
+  /** The lock scope it was taken in (for a scoped call). */
+  readonly parentScope: LockScope | undefined;
+}
+
+/** The callers of this process for the lock's key (see {@link LockCohort}). @internal */
+export type HandOffCohort = Pick<LockCohort<CohortWaiter, HeldLock>, 'handOver' | 'left' | 'queued'>;
 
 /**
- * The engine's implementation of {@link LockHandle}. It is also its own scope
- * node (for `currentLock()` and reentrancy detection) and its own entry for a
- * scoped call, so one object is all an acquisition allocates. @internal
+ * The engine's {@link LockHandle}; also its own scope node, scoped-call
+ * entry and renewal timer node (one object per acquisition). @internal
  */
 export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEntry {
+  readonly name: string;
+  readonly key: string;
+  readonly owner: string;
+  readonly fencingToken: number;
+  /** The lock scope this lock was taken in (for a scoped call). */
+  readonly parentScope: LockScope | undefined;
+  private readonly settings: HeldLockSettings;
   /** When the lease started (performance.now() time). */
   readonly acquiredAt: number;
   readonly managerId: number;
@@ -94,7 +72,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   /** Local time at which the store's lease ends unless extended (measured from before the call that set it). @internal */
   leaseEnd: number;
   /** The callers of this process for the same key, when the store reserves fencing tokens for local hand-offs. @internal */
-  cohort: Pick<LockCohort<CohortWaiter>, 'handOver' | 'left' | 'queued'> | undefined;
+  cohort: HandOffCohort | undefined;
   /** The grant came after waiting behind another holder. @internal */
   queued = false;
   private renewing = false;
@@ -102,22 +80,20 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   private capped = false;
 
   constructor(
-    readonly name: string,
-    readonly key: string,
-    readonly owner: string,
-    readonly fencingToken: number,
-    private readonly settings: HeldLockSettings,
+    grant: HeldLockGrant,
     private readonly ctx: HeldLockContext,
-    requestedAt: number,
-    leaseMs: number,
-    /** The lock scope this lock was taken in (for a scoped call). */
-    readonly parentScope: LockScope | undefined,
   ) {
     super();
+    this.name = grant.name;
+    this.key = grant.key;
+    this.owner = grant.owner;
+    this.fencingToken = grant.fencingToken;
+    this.parentScope = grant.parentScope;
+    this.settings = grant.settings;
     this.managerId = ctx.managerId;
-    this.acquiredAt = requestedAt;
-    this.leaseEnd = requestedAt + Math.min(leaseMs, settings.ttl);
-    this.schedule(requestedAt);
+    this.acquiredAt = grant.leaseStartedAt;
+    this.leaseEnd = grant.leaseStartedAt + Math.min(grant.leaseMs, grant.settings.ttl);
+    this.schedule(grant.leaseStartedAt);
   }
 
   get signal(): AbortSignal {

@@ -1,0 +1,39 @@
+import type { HeldLock } from './held-lock.js';
+import type { LockEntry } from './lock-context.js';
+import type { ResolvedCallOptions } from './resolved-call-options.js';
+import type { LockCallOptions } from '../contract/lock-options.interface.js';
+import type { LockEvent } from '../contract/lock-events.interface.js';
+import type { LockLogger } from '../contract/lock-logger.interface.js';
+import type { LockProvider, MaybePromise } from '../contract/lock-provider.js';
+
+/**
+ * What `@Locked`, leader election and telemetry use of a {@link LockManager}
+ * beyond its public API; reached with `lockEngineOf(manager)`. @internal
+ */
+export interface LockEngine {
+  readonly provider: LockProvider;
+  readonly keyPrefix: string;
+  readonly logger: LockLogger;
+  /** `true` once the manager's `close()` was called. */
+  readonly closing: boolean;
+  /** Merges call options over the manager's defaults. */
+  resolve(options: LockCallOptions | undefined): ResolvedCallOptions;
+  /**
+   * Takes the lock for a scoped call, following `onHeld`: resolves
+   * `undefined` when skipped; detects nesting of the same name. Answers
+   * synchronously when the store does.
+   */
+  enter(name: string, options: ResolvedCallOptions): MaybePromise<LockEntry | undefined>;
+  /** Hands an event to the listeners; never throws. */
+  emit(event: LockEvent): void;
+  /** Logs a store failure at `level`, once per cause and interval. */
+  logStoreFailure(level: 'warn' | 'error', error: unknown, line: string): void;
+  /**
+   * Waits, without bound until `signal` aborts, for the lock under an owner
+   * token that names `instanceId` (readable through the store's `holder()`).
+   * Resolves `null` when aborted. Leader election campaigns with it.
+   */
+  acquireAs(name: string, instanceId: string, options: LockCallOptions & { signal: AbortSignal }): Promise<HeldLock | null>;
+  /** The locks the manager holds now. */
+  heldLocks(): HeldLock[];
+}

@@ -1,0 +1,40 @@
+/**
+ * A lock you hold. Returned by `LockService.acquire()` / `tryAcquire()`,
+ * passed to `withLock` callbacks, and reachable inside any locked call with
+ * `LockService.current()`.
+ *
+ * @example
+ * ```ts
+ * await locks.withLock('ledger', async (lock) => {
+ *   await ledger.write(entry, { fencingToken: lock.fencingToken, signal: lock.signal });
+ * });
+ * ```
+ */
+export interface LockHandle {
+  /** The lock's name, without the key prefix. */
+  readonly name: string;
+  /** The store key (prefix included). */
+  readonly key: string;
+  /**
+   * Strictly greater than every earlier grant's token for this name: pass it
+   * to storage that rejects stale writers (see docs/engine.md, "Fencing tokens").
+   */
+  readonly fencingToken: number;
+  /** Aborts, with a {@link LockLostError} as its `reason`, when the lock is lost while held. */
+  readonly signal: AbortSignal;
+  /** `true` until released or lost. */
+  readonly held: boolean;
+  /**
+   * Sets the lease to end `ms` from now (default: the lock's `ttl`).
+   * @throws {LockOptionsError} when `ms` is not a finite number > 0.
+   * @throws {LockLostError} when the lock is no longer held by this handle.
+   * @throws {LockStoreError} when the store fails.
+   */
+  extend(ms?: number): Promise<void>;
+  /**
+   * Frees the lock (or, with `holdAtLeast`, shortens it to the remaining
+   * minimum). Never throws: a store failure is logged, and the lease then
+   * expires on its own. Returns `false` when it was already released or lost.
+   */
+  release(): Promise<boolean>;
+}

@@ -1,0 +1,98 @@
+import { isObservable, Observable, defer, from, switchMap, EMPTY, finalize } from 'rxjs';
+import type { LockEntry } from '../engine/lock-context.js';
+import type { LockEngine } from '../engine/lock-engine.interface.js';
+import type { ResolvedCallOptions } from '../engine/resolved-call-options.js';
+import { isThenable, type MaybePromise } from '../contract/lock-provider.js';
+import { LockStoreError } from '../errors/lock.errors.js';
+import { scheduledFailOpenLog, scheduledShutdownLog, scheduledSkippedLog } from '../errors/lock.messages.js';
+
+/** How a decorated method is to be locked. @internal */
+export interface LockedInvocation {
+  readonly name: string;
+  readonly options: ResolvedCallOptions;
+  /** A `@Cron`/`@Interval`/`@Timeout` task: store failures skip the tick (or run it with `failOpen`). */
+  readonly scheduled: boolean;
+  /** Declared to return an Observable: lock on subscribe, release on complete/error/unsubscribe. */
+  readonly observable: boolean;
+}
+
+/** The method call of a `@Locked` method. @internal */
+export interface MethodCall {
+  readonly instance: unknown;
+  readonly method: (...args: unknown[]) => unknown;
+  readonly args: unknown[];
+}
+
+/** `enterFor` result: run without the lock (scheduled task, `failOpen`, store down). */
+const RUN_UNLOCKED = Symbol('run-unlocked');
+type Entered = LockEntry | undefined | typeof RUN_UNLOCKED;
+
+/** Runs a `@Locked` method under its lock. @internal */
+export function invokeLocked(engine: LockEngine, lock: LockedInvocation, call: MethodCall): unknown {
+  if (!lock.observable) return invokeAsync(engine, lock, call);
+  const { instance, method, args } = call;
+  return defer(() =>
+    from(Promise.resolve(enterFor(engine, lock))).pipe(
+      switchMap((entry) => {
+        if (!entry) return EMPTY;
+        if (entry === RUN_UNLOCKED) return method.apply(instance, args) as Observable<unknown>;
+        let inner: Observable<unknown>;
+        try {
+          inner = entry.run(Reflect.apply, method, instance, args) as Observable<unknown>;
+        } catch (err) {
+          void entry.exit();
+          throw err;
+        }
+        return (isObservable(inner) ? inner : from(Promise.resolve(inner))).pipe(finalize(() => void entry.exit()));
+      }),
+    ),
+  );
+}
+
+async function invokeAsync(engine: LockEngine, lock: LockedInvocation, { instance, method, args }: MethodCall): Promise<unknown> {
+  const entering = enterFor(engine, lock);
+  const entry = isThenable(entering) ? await entering : entering;
+  if (!entry) return undefined;
+  if (entry === RUN_UNLOCKED) return method.apply(instance, args);
+  let handedOver = false;
+  try {
+    const result: unknown = entry.run(Reflect.apply, method, instance, args);
+    if (isObservable(result)) {
+      // The lock now lives as long as the stream: until it completes, errors or is unsubscribed.
+      handedOver = true;
+      return result.pipe(finalize(() => void entry.exit()));
+    }
+    return isThenable(result) ? await result : result;
+  } finally {
+    if (!handedOver) {
+      const exited = entry.exit();
+      if (isThenable(exited)) await exited;
+    }
+  }
+}
+
+function enterFor(engine: LockEngine, lock: LockedInvocation): MaybePromise<Entered> {
+  if (!lock.scheduled) return engine.enter(lock.name, lock.options);
+  return enterScheduled(engine, lock);
+}
+
+/** Scheduled ticks: a store failure skips the tick (or, with `failOpen`, runs it unlocked) instead of throwing into the scheduler. */
+async function enterScheduled(engine: LockEngine, lock: LockedInvocation): Promise<Entered> {
+  try {
+    return await engine.enter(lock.name, lock.options);
+  } catch (err) {
+    if (engine.closing) {
+      // A tick that raced the application's shutdown: nothing to run, nothing to report.
+      engine.logger.debug(scheduledShutdownLog(lock.name));
+      return undefined;
+    }
+    if (!(err instanceof LockStoreError)) throw err;
+    if (lock.options.failOpen) {
+      engine.logStoreFailure('warn', err, scheduledFailOpenLog(lock.name, err.message));
+      return RUN_UNLOCKED;
+    }
+    engine.logStoreFailure('error', err, scheduledSkippedLog(lock.name, err.message));
+    engine.emit({ type: 'skipped', name: lock.name, reason: 'store-error' });
+    return undefined;
+  }
+}

@@ -1,0 +1,45 @@
+import type { LockProvider } from '../contract/lock-provider.js';
+import type { RedisConnection } from './redis/index.js';
+import type { PostgresConnection, PostgresLockProviderOptions } from './postgres/index.js';
+
+/** Which store to build, and how (the store part of `LockModule.forRoot()` options; see {@link createLockProvider}). */
+export interface LockStoreOptions {
+  /**
+   * The store. Default: a new {@link InMemoryLockProvider} (one process only).
+   * `Test.createTestingModule(...).overrideProvider(LockProvider)` replaces it too.
+   */
+  provider?: LockProvider;
+  /**
+   * Keep locks in Redis (optional peer `ioredis`): a URL, ioredis options, or
+   * an existing `Redis`/`Cluster` client (left open on shutdown; a connection
+   * built here is closed).
+   *
+   * @example
+   * ```ts
+   * LockModule.forRoot({ redis: process.env.REDIS_URL, commandTimeout: 1_000 })
+   * ```
+   */
+  redis?: RedisConnection;
+  /**
+   * Keep locks in PostgreSQL, one row per lock (optional peer `pg`): a
+   * connection string, a `pg.PoolConfig`, a `pg.Pool` (left open on
+   * shutdown), or full {@link PostgresLockProviderOptions}.
+   *
+   * @example
+   * ```ts
+   * LockModule.forRoot({ postgres: process.env.DATABASE_URL, commandTimeout: 2_000 })
+   * ```
+   */
+  postgres?: PostgresConnection | PostgresLockProviderOptions;
+  /**
+   * With `redis`: a grant counts only once this many replicas have it
+   * (Redis `WAIT`); see `RedisLockProviderOptions.waitForReplicas`. Default `0`.
+   */
+  waitForReplicas?: number;
+  /**
+   * Upper bound in ms on every store call, also while the client
+   * reconnects; past it the call fails with {@link LockStoreError}.
+   * Default `2000`. Not used by the in-memory store.
+   */
+  commandTimeout?: number;
+}

@@ -1,0 +1,41 @@
+import { LockOptionsError } from '../errors/lock.errors.js';
+import { describeValue, oneStoreMessage, optionMessage } from '../errors/lock.messages.js';
+import { LockProvider } from '../contract/lock-provider.js';
+import { assertPostgresConnection, assertRedisConnection } from './connection-options.validation.js';
+import type { LockStoreOptions } from './lock-store-options.interface.js';
+
+/**
+ * Checks the store options of an options object (other keys are the
+ * caller's to check): one store at most, and what can never connect.
+ */
+export function assertStoreOptions(options: unknown, where: string): asserts options is LockStoreOptions {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new LockOptionsError(optionMessage('LockModule', 'options', 'an object', options));
+  }
+  const o = options as Record<string, unknown>;
+  if (o.provider !== undefined && !(o.provider instanceof LockProvider)) {
+    throw new LockOptionsError(optionMessage(where, 'provider', 'an instance of a LockProvider subclass', o.provider));
+  }
+  if (o.commandTimeout !== undefined && !(typeof o.commandTimeout === 'number' && Number.isFinite(o.commandTimeout) && o.commandTimeout > 0)) {
+    throw new LockOptionsError(optionMessage(where, 'commandTimeout', 'a finite number of milliseconds > 0', o.commandTimeout));
+  }
+  const stores = ['provider', 'redis', 'postgres'].filter((k) => o[k] !== undefined);
+  if (stores.length > 1) {
+    throw new LockOptionsError(oneStoreMessage(where, stores));
+  }
+  if (o.redis !== undefined) assertRedisConnection(o.redis, where);
+  if (o.postgres !== undefined) {
+    const pg = o.postgres as Record<string, unknown> | null;
+    assertPostgresConnection(pg !== null && typeof pg === 'object' && 'connection' in pg ? pg.connection : pg, where);
+  }
+  if (o.waitForReplicas !== undefined) {
+    if (!(typeof o.waitForReplicas === 'number' && Number.isInteger(o.waitForReplicas) && o.waitForReplicas >= 0)) {
+      throw new LockOptionsError(`${where}: waitForReplicas must be a whole number of replicas >= 0, got ${describeValue(o.waitForReplicas)}.`);
+    }
+    if (o.redis === undefined) {
+      throw new LockOptionsError(
+        `${where}: waitForReplicas applies to the Redis store built from the redis option; with a provider of your own, pass it to new RedisLockProvider({ waitForReplicas }).`,
+      );
+    }
+  }
+}
