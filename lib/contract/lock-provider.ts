@@ -23,38 +23,25 @@ export interface LockAcquireRequest {
   /** Aborts a wait: the provider leaves the queue and resolves `null`. */
   readonly signal?: AbortSignal;
   /**
-   * How many consecutive fencing tokens to reserve with the grant (only asked
-   * of a provider whose {@link LockProvider.fenceBlocks} is `true`). The
-   * grant's `fencingToken` is the first of them; the engine gives the others
-   * to waiters of this process that it hands the lock to without a store
-   * call. The next grant of the key draws tokens above the whole block.
+   * How many consecutive fencing tokens to reserve with the grant, the first
+   * being its own (only asked when {@link LockProvider.fenceBlocks} is `true`).
+   * The next grant of the key draws tokens above the whole block.
    */
   readonly fences?: number;
 }
 
 /** What a provider returns for a granted lock. */
 export interface LockGrant {
-  /**
-   * Strictly greater than every fencing token granted earlier for the same
-   * key by the same store, also across a failover of the store as far as
-   * the store can tell (a store with replicas states its assumption, e.g.
-   * synchronized clocks). Pass it to storage that must reject stale writers.
-   */
+  /** Strictly greater than every fencing token granted earlier for the key (see docs/engine.md, "Fencing tokens"). */
   readonly fencingToken: number;
   /** `true` when the grant came after queueing behind another holder (for the `contended` event). */
   readonly queued?: boolean;
   /**
-   * `performance.now()` time no later than the moment the store started this
-   * grant's lease. The engine counts the lease (and the renewal schedule) from
-   * it. Set it for grants after a wait: their lease starts at the hand-off, not
-   * when `acquire` was called. Default: the time `acquire` was called.
+   * `performance.now()` time no later than the store's start of this lease
+   * (set it for grants after a wait). Default: when `acquire` was called.
    */
   readonly leaseStartedAt?: number;
-  /**
-   * The lease the store set for this grant, in ms from `leaseStartedAt`, when
-   * it is shorter than the requested `ttl` (e.g. a hand-off that the holder
-   * has not renewed yet). The engine renews it before it ends. Default: `ttl`.
-   */
+  /** The lease the store set, in ms from `leaseStartedAt`, when shorter than `ttl`. Default: `ttl`. */
   readonly leaseMs?: number;
   /**
    * How many fencing tokens the grant reserved, `fencingToken` being the
@@ -69,22 +56,13 @@ export interface LockGrant {
 export interface LockHolder {
   /** The owner token of the grant that holds the key. */
   readonly owner: string;
-  /**
-   * The instance (process) that holds it, when its owner token names one:
-   * leader election does (see `instanceId` in the module options); a plain
-   * lock's token names none, to keep it short.
-   */
+  /** The instance that holds it, when its owner token names one (leader locks, or every lock with `instanceId` set). */
   readonly instanceId: string | undefined;
   /** What is left of the holder's lease, in ms, on the store's clock. */
   readonly remainingMs: number;
 }
 
-/**
- * A value, or a promise of it. Stores in the process's own memory answer
- * `acquire`, `extend` and `release` synchronously, which saves every lock
- * call a few promise turns; stores behind a network return promises. Callers
- * may always `await` the result.
- */
+/** A value, or a promise of it: in-process stores answer synchronously. Callers may always `await` it. */
 export type MaybePromise<T> = T | Promise<T>;
 
 /** A {@link LockHolder} for the owner token a store found holding a key. */
@@ -99,19 +77,8 @@ export function isThenable<T>(value: MaybePromise<T>): value is Promise<T> {
 
 /**
  * A lock store. It is both the DI token and the contract: inject
- * `LockProvider` to reach the store in use, and extend it to write a store.
- *
- * Contract (checked by the conformance suite in `test/conformance/`):
- * - a key has at most one owner at a time; a grant sets a lease of `ttl` ms,
- *   after which the key is free again unless extended;
- * - `extend` and `release` act only when `owner` still holds the key;
- * - waiters are granted in arrival order and are woken by release (no
- *   polling), and by lease expiry of a holder that vanished;
- * - every grant's fencing token is greater than all earlier ones for that key;
- * - a store that fails raises {@link LockStoreError}, within a bounded time,
- *   and never answers "held" for "unreachable";
- * - `acquire`, `extend` and `release` may answer synchronously (an in-process
- *   store) or with a promise; a synchronous failure is thrown.
+ * `LockProvider` to reach the store in use, and extend it to write a store
+ * (the contract is in docs/engine.md, "Store contract").
  *
  * @example Replace the store in a test module
  * ```ts
@@ -126,11 +93,8 @@ export abstract class LockProvider {
   abstract readonly kind: string;
 
   /**
-   * `true` when `acquire` honours {@link LockAcquireRequest.fences} (reserves
-   * a block of fencing tokens per grant). The engine then passes a lock that
-   * this process holds straight to this process's next waiter on release,
-   * without a store round trip (see `localHandOff` in the module options).
-   * Stores in the process's own memory gain nothing from it. Default `false`.
+   * `true` when `acquire` honours {@link LockAcquireRequest.fences}, which
+   * turns on the local hand-off (docs/engine.md). Default `false`.
    */
   readonly fenceBlocks?: boolean;
 
@@ -158,42 +122,29 @@ export abstract class LockProvider {
 
   /**
    * Optional. Runs `send` at once and returns what it returns; the store
-   * calls that `send` makes may leave for the store together (one network
-   * write). The engine wraps a release in it when the next waiter of this
-   * process queues for the same key right after, so that both calls reach
-   * the store at once and no other process's call comes between them (which
-   * would let that process's next waiter overtake this one's). A store
-   * without it sends each call on its own, in the same order.
+   * calls it makes may leave together (one network write), so that no other
+   * process's call comes between them.
    */
   coalesce?<T>(send: () => T): T;
 
   /**
-   * Optional. Who holds `key` now (a lease that has not ended), or `null`
-   * when it is free. A read only: nothing on the lock path calls it (leader
-   * election asks it for the current leader, inspection tools may too). All
-   * built-in stores have it; build the answer with `lockHolder(owner, ms)`.
+   * Optional. Who holds `key` now, or `null` when it is free; never called
+   * on the lock path. Build the answer with `lockHolder(owner, ms)`.
    * @throws {LockStoreError} when the store cannot be reached or fails.
    */
   holder?(key: string): Promise<LockHolder | null>;
 
   /**
-   * Optional. One page of the locks held now under `request.prefix`: a
-   * read for inspection tools (`LockService.inspect()`, the lock page), never
-   * on the lock path. Bounded: about `request.limit` locks per call, and a
-   * `cursor` for the next page. A lock held during the whole paging is
-   * returned once; one taken or released meanwhile may or may not be. All
-   * built-in stores have it.
+   * Optional. One page (about `request.limit` locks, and a `cursor`) of the
+   * locks held now under `request.prefix`, for `inspect()`; never on the lock path.
    * @throws {LockStoreError} when the store cannot be reached or fails.
    */
   inspect?(request: LockInspectRequest): Promise<LockInspectPage>;
 
   /**
    * Optional. Calls `onLost` each time the connection to the store drops,
-   * until the returned function is called. A store that can restart without
-   * its data (Redis without persistence) has then forgotten every lease:
-   * leader election steps down on it, before the restarted store could
-   * elect another replica. Stores whose leases survive a restart
-   * (PostgreSQL) and in-process stores need not have it.
+   * until the returned function is called; for stores that can restart
+   * without their data (leader election steps down on it).
    */
   watchConnection?(onLost: () => void): () => void;
 

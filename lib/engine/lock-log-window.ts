@@ -2,12 +2,9 @@
 const MAX_KEYS = 1_024;
 
 /**
- * Keeps repeated log lines out of the log: the first line of a key (a lock
- * name, a failure's cause) in an interval is logged at once; the repeats are
- * only counted, and reported as one summary when the interval ends. A held
- * lock under load or a store that is down then costs a line a minute, not a
- * line per call or cron tick. One unref'd timer per window, only while it
- * counts something. @internal
+ * Keeps repeated log lines out of the log: the first line of a key in an
+ * interval is logged, the repeats are counted and summarized when the
+ * interval ends (see docs/engine.md, "Logs"). @internal
  */
 export class LogWindow {
   private counts = new Map<string, number>();

@@ -14,25 +14,11 @@ export interface LeaderMetadata {
 
 /**
  * Runs the method on one replica at a time, for as long as that replica
- * leads `name`. After application bootstrap every replica campaigns for the
- * name; the one that wins calls the method with its {@link Leadership}
- * (fencing token, `signal` that aborts when leadership ends). Bootstrap does
- * not wait for the method.
- *
- * - The method should run until `leadership.signal` aborts (or
- *   `leadership.leading` turns `false`), then return.
- * - When it returns or throws, the replica gives the name up (another
- *   replica may take over at once) and campaigns again after `retryDelay`
- *   (default 1 s): a method that returns at once runs at most once per
- *   `retryDelay` on a replica, never in a hot loop. A throw is logged.
- * - A crashed leader keeps the name until its lease (`ttl`, default 15 s)
- *   ends; a leader that cannot renew its lease stops leading (its signal
- *   aborts) before the lease can end on the store.
- * - On shutdown (`app.close()`, or a signal with `enableShutdownHooks()`),
- *   the signal aborts, and once the method returned the name is released,
- *   so another replica takes over at once.
- *
- * The method is not replaced, so other decorators' metadata stays as it is.
+ * leads `name`: after bootstrap every replica campaigns, and the winner's
+ * method is called with its {@link Leadership}. The method should run until
+ * `leadership.signal` aborts, then return; the replica then gives the name up
+ * and campaigns again after `retryDelay`. Terms, crashes and shutdown are in
+ * docs/leader-election.md. The method is not replaced.
  *
  * @example
  * ```ts

@@ -6,13 +6,10 @@ import { now } from '../shared/clock.js';
 /**
  * This replica's leadership of a name, for one term: from election until it
  * is lost, resigned, or the leader method returns. Passed to a `@Leader`
- * method and to `campaign({ run })`.
- *
- * Read `signal` or `leading` right before work that must not overlap with
- * another leader: both check the local lease clock first, so they tell the
- * truth even in the first moment after the process was paused (GC, SIGSTOP,
- * a suspended VM) past its lease, before any timer ran. Pass `fencingToken`
- * to storage that can reject stale writers.
+ * method and to `campaign({ run })`. Read `signal` or `leading` right before
+ * work that must not overlap with another leader (both check the local lease
+ * clock, see docs/engine.md, "Leases and renewal"); pass `fencingToken` to
+ * storage that can reject stale writers.
  *
  * @example
  * ```ts

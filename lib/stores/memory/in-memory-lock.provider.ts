@@ -32,18 +32,11 @@ const MAX_TIMER = 2 ** 31 - 1;
 
 /**
  * The default store: locks in this process's memory. It behaves like a real
- * store (leases that expire, owner-checked release and extend, FIFO hand-off
- * to waiters on release, fencing tokens), but it excludes callers of **one
- * process only**: two replicas both enter. Use Redis or PostgreSQL for more.
- *
- * No timer runs for an uncontended lock: expiry is checked when the key is
- * next touched. `acquire`, `extend` and `release` answer synchronously (a
- * promise only for a caller that queues). A key with waiters has a timer
- * for its holder's expiry, which (like a waiter's `waitTimeout`) keeps the
- * process alive while the wait lasts.
- *
- * It doubles as a test double: {@link InMemoryLockProvider.hold} plays "another
- * instance holds this lock".
+ * store (expiring leases, owner-checked release and extend, FIFO hand-off,
+ * fencing tokens), but excludes callers of **one process only**: use Redis
+ * or PostgreSQL for more. Answers synchronously except to a caller that
+ * queues; no timer runs for an uncontended lock. Doubles as a test double:
+ * {@link InMemoryLockProvider.hold} plays "another instance holds this lock".
  */
 export class InMemoryLockProvider extends LockProvider {
   readonly kind = 'memory';
