@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { LockEvent } from '../contract/lock-events.interface.js';
-import { LockService } from '../nest/lock.service.js';
+import type { LockManager } from '../engine/lock-manager.js';
+import { LockService, lockManagerOf } from '../nest/lock.service.js';
 import { LOCK_DASHBOARD_OPTIONS, type ResolvedDashboardOptions } from './lock-dashboard-options.interface.js';
 import type { DashboardCounts, DashboardEvent } from './lock-dashboard-data.interface.js';
 
@@ -19,7 +20,7 @@ export function redact(text: string): string {
 /**
  * The lock page's memory: the last events (acquired, released, lost,
  * timeouts, store errors) and counts per lock name, fed by
- * `LockService.subscribe()` while the page's module lives. Bounded in
+ * the engine's `subscribe()` while the page's module lives. Bounded in
  * events and names. @internal
  */
 @Injectable()
@@ -27,14 +28,17 @@ export class LockEventLog implements OnModuleInit, OnModuleDestroy {
   private readonly recentEvents: DashboardEvent[] = [];
   private readonly counts = new Map<string, Counts>();
   private unsubscribe: (() => void) | undefined;
+  private readonly engine: LockManager;
 
   constructor(
-    private readonly locks: LockService,
+    locks: LockService,
     @Inject(LOCK_DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
-  ) {}
+  ) {
+    this.engine = lockManagerOf(locks);
+  }
 
   onModuleInit(): void {
-    this.unsubscribe = this.locks.subscribe((event) => this.record(event));
+    this.unsubscribe = this.engine.subscribe((event) => this.record(event));
   }
 
   onModuleDestroy(): void {
