@@ -31,6 +31,17 @@ export interface Campaign {
 const noop = (): void => {};
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
+/** What a {@link LeaderCampaign} runs with. @internal */
+export interface LeaderCampaignSetup {
+  readonly name: string;
+  readonly instanceId: string;
+  readonly options: CampaignOptions & { ttl: number; retryDelay: number };
+  readonly engine: LockEngine;
+  readonly logger: LockLogger;
+  /** Called once the campaign stopped. */
+  readonly onStopped: (campaign: LeaderCampaign) => void;
+}
+
 /**
  * The campaign loop of one name: wait for the leadership lock (queued in
  * the store, woken when it is released or its lease ends), lead, give up,
@@ -47,17 +58,23 @@ export class LeaderCampaign implements Campaign {
   private readonly ttl: number;
   private readonly retryDelay: number;
 
-  constructor(
-    readonly name: string,
-    readonly instanceId: string,
-    private readonly options: CampaignOptions & { ttl: number; retryDelay: number },
-    private readonly engine: LockEngine,
-    private readonly logger: LockLogger,
-    private readonly onStopped: (campaign: LeaderCampaign) => void,
-  ) {
-    this.lockName = LEADER_LOCK_PREFIX + name;
-    this.ttl = options.ttl;
-    this.retryDelay = options.retryDelay;
+  readonly name: string;
+  readonly instanceId: string;
+  private readonly options: LeaderCampaignSetup['options'];
+  private readonly engine: LockEngine;
+  private readonly logger: LockLogger;
+  private readonly onStopped: LeaderCampaignSetup['onStopped'];
+
+  constructor(setup: LeaderCampaignSetup) {
+    this.name = setup.name;
+    this.instanceId = setup.instanceId;
+    this.options = setup.options;
+    this.engine = setup.engine;
+    this.logger = setup.logger;
+    this.onStopped = setup.onStopped;
+    this.lockName = LEADER_LOCK_PREFIX + setup.name;
+    this.ttl = setup.options.ttl;
+    this.retryDelay = setup.options.retryDelay;
   }
 
   get isLeader(): boolean {
@@ -145,7 +162,7 @@ export class LeaderCampaign implements Campaign {
   private async lead(lock: HeldLock): Promise<void> {
     const provider = this.engine.provider;
     const watch = provider.watchConnection ? (onLost: () => void) => provider.watchConnection!(onLost) : undefined;
-    const term = new LeaderTerm(this.name, this.instanceId, lock, this.ttl, (t, reason, detail) => this.ended(t, reason, detail), watch);
+    const term = new LeaderTerm({ name: this.name, instanceId: this.instanceId, lock, ttl: this.ttl, onEnd: (t, reason, detail) => this.ended(t, reason, detail), watch });
     this.term = term;
     this.engine.emit({ type: 'elected', name: this.name, fencingToken: lock.fencingToken, instanceId: this.instanceId });
     this.logger.debug(`This instance (${this.instanceId}) leads "${this.name}" (fencing token ${lock.fencingToken}).`);

@@ -72,16 +72,16 @@ export class LeaderElection {
     if (this.campaigns.has(name)) {
       throw new LockOptionsError(leaderOnlyMessage(where, `this instance already campaigns for "${name}"`, 'use one campaign, or one @Leader method, per name'));
     }
-    const campaign = new LeaderCampaign(
+    const campaign = new LeaderCampaign({
       name,
-      options?.instanceId ?? this.instanceId,
-      { ...options, ttl: options?.ttl ?? DEFAULT_LEADER_TTL, retryDelay: options?.retryDelay ?? DEFAULT_LEADER_RETRY_DELAY },
-      this.engine,
-      this.logger,
-      (c) => {
+      instanceId: options?.instanceId ?? this.instanceId,
+      options: { ...options, ttl: options?.ttl ?? DEFAULT_LEADER_TTL, retryDelay: options?.retryDelay ?? DEFAULT_LEADER_RETRY_DELAY },
+      engine: this.engine,
+      logger: this.logger,
+      onStopped: (c) => {
         if (this.campaigns.get(name) === c) this.campaigns.delete(name);
       },
-    );
+    });
     this.campaigns.set(name, campaign);
     campaign.start();
     return campaign;

@@ -45,6 +45,19 @@ export interface Leadership {
 }
 
 
+/** What a {@link LeaderTerm} starts from. @internal */
+export interface LeaderTermSetup {
+  readonly name: string;
+  readonly instanceId: string;
+  /** The lock that carries the leadership. */
+  readonly lock: HeldLock;
+  readonly ttl: number;
+  /** Called once when the term ends. */
+  readonly onEnd: (term: LeaderTerm, reason: LeadershipEndReason, detail: string) => void;
+  /** The store's `watchConnection`, when it has one. */
+  readonly watch?: (onLost: () => void) => () => void;
+}
+
 /**
  * One term of leadership over a held lock: steps down when three quarters of
  * the lease have passed since the last renewal (so before the store can hand
@@ -63,16 +76,17 @@ export class LeaderTerm implements Leadership {
   private readonly margin: number;
   private unwatch: (() => void) | undefined;
 
-  constructor(
-    readonly name: string,
-    readonly instanceId: string,
-    /** The lock that carries the leadership. */
-    readonly lock: HeldLock,
-    ttl: number,
-    private readonly onEnd: (term: LeaderTerm, reason: LeadershipEndReason, detail: string) => void,
-    /** The store's `watchConnection`, when it has one. */
-    watch?: (onLost: () => void) => () => void,
-  ) {
+  readonly name: string;
+  readonly instanceId: string;
+  /** The lock that carries the leadership. */
+  readonly lock: HeldLock;
+  private readonly onEnd: LeaderTermSetup['onEnd'];
+
+  constructor({ name, instanceId, lock, ttl, onEnd, watch }: LeaderTermSetup) {
+    this.name = name;
+    this.instanceId = instanceId;
+    this.lock = lock;
+    this.onEnd = onEnd;
     this.margin = ttl / 4;
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
     const lost = (): void => this.end('lost', 'its lease on the store was lost (it expired, or the store no longer has it under this owner)');
