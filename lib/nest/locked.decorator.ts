@@ -52,17 +52,11 @@ const SUSPICIOUS_SEGMENT = /(?:^|[^A-Za-z0-9_])(undefined|null|NaN)(?![A-Za-z0-9
 const logger = new Logger('LockService');
 
 /**
- * Runs the method under a lock: takes it before the method, releases it in
- * `finally` (on return, throw or rejection). A decorated method returns a
- * Promise; one declared to return an Observable returns an Observable that
- * holds the lock until it completes, errors or is unsubscribed.
- *
- * When the lock is held: `onHeld: 'throw'` (default) throws
- * {@link LockAcquireError} (a 500 in HTTP, 409 with {@link LockExceptionFilter});
- * `'skip'` returns `undefined` without running the method (the default for
- * `@Cron`/`@Interval`/`@Timeout` tasks); `'wait'` queues up to `waitTimeout`.
- *
- * Keeps every other decorator's metadata, above or below it.
+ * Runs the method under a lock, released in `finally` (a method declared to
+ * return an Observable holds it until the stream ends). When the lock is
+ * held, follows `onHeld`: `'throw'` ({@link LockAcquireError}; 409 with
+ * {@link LockExceptionFilter}), `'skip'` (returns `undefined`; the default
+ * for `@Cron`/`@Interval`/`@Timeout`) or `'wait'`. Keeps other decorators' metadata.
  *
  * @example
  * ```ts
