@@ -20,7 +20,7 @@ export default {
     '^.+\\.cts$': ['@swc/jest', { ...swc, module: { type: 'commonjs' } }],
   },
   // lib's .cts sources are imported as .cjs; packages' own .cjs files (e.g. @opentelemetry/*) stay as they are.
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^(\\.{1,2}/(?:.*/)?require-peer)\\.cjs$': '$1.cts' },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^(\\.{1,2}/(?:.*/)?(?:require-peer|lua-source))\\.cjs$': '$1.cts' },
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
   // The example apps under test/apps run their own specs with their own runners.
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/apps/'],

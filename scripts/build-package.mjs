@@ -8,7 +8,7 @@
  * edit here.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,18 @@ execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '
   stdio: 'inherit',
 });
 writeFileSync(join(root, 'dist/cjs/package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
+
+// The Redis store's Lua scripts (lib/**/*.lua), read at run time next to the
+// module that loads them: into the package's build, and into dist/lib when tsc
+// built it (`npm run build`, `npm run build:all`).
+const luaFiles = readdirSync(join(root, 'lib'), { recursive: true }).filter((f) => f.endsWith('.lua'));
+for (const out of ['dist/cjs', 'dist/lib']) {
+  if (!existsSync(join(root, out))) continue;
+  for (const file of luaFiles) {
+    mkdirSync(dirname(join(root, out, file)), { recursive: true });
+    copyFileSync(join(root, 'lib', file), join(root, out, file));
+  }
+}
 
 const require = createRequire(import.meta.url);
 for (const entry of ENTRIES) {

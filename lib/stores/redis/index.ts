@@ -1,1 +1,2 @@
-export { RedisLockProvider, type RedisLockProviderOptions, type RedisConnection } from './redis-lock.provider.js';
+export { RedisLockProvider } from './redis-lock.provider.js';
+export type { RedisLockProviderOptions, RedisConnection } from './redis-lock-provider.interface.js';

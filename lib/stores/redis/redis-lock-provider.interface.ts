@@ -1,0 +1,54 @@
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+
+/**
+ * What to connect to: a `redis://` / `rediss://` URL, ioredis options, or an
+ * existing ioredis `Redis` or `Cluster` client. A client you pass in is left
+ * open by `close()`; a connection the provider opened is closed.
+ */
+export type RedisConnection = string | RedisOptions | Redis | Cluster;
+
+/** Options of {@link RedisLockProvider}. */
+export interface RedisLockProviderOptions {
+  /** The Redis to keep locks in. */
+  redis: RedisConnection;
+  /**
+   * Upper bound in ms on every Redis call (acquire, release, extend, ping),
+   * also while the client reconnects; past it the call fails with
+   * {@link LockStoreError}. Default `2000`.
+   */
+  commandTimeout?: number;
+  /**
+   * Prefix of the pub/sub channels on which hand-offs are announced: each
+   * provider listens on `<channel>:<its instance id>`, so a release wakes only
+   * the process whose waiter got the lock. Default `'nest-lock:grants'`.
+   */
+  channel?: string;
+  /**
+   * How long, in ms, a waiter's place in the queue lasts unless its process
+   * refreshes it (it does every third of this), and how long a hand-off lasts
+   * before the waiter renews it. It bounds how long a waiter whose process
+   * died can hold up the queue. Default `max(5000, 3 × commandTimeout)`.
+   */
+  waiterLease?: number;
+  /**
+   * A grant is answered only once this many replicas of the master have it:
+   * after the grant (or, for a waiter handed the lock, after an owner-checked
+   * extend of it) the provider sends `WAIT <n>` on its connection, bounded by
+   * `commandTimeout`. When fewer replicas acknowledge in time, the lock is
+   * given back and the call fails with {@link LockStoreError}.
+   *
+   * Why: fencing tokens are raised to the server clock on every grant, which
+   * keeps them growing across a failover as long as the promoted replica's
+   * clock is not behind the old master's by more than the failover took. A
+   * team that cannot rely on that makes sure that whichever replica is
+   * promoted has every grant: set this to the number of replicas (or to the
+   * number your failover may choose among).
+   *
+   * Cost: one more round trip per grant, plus the time replicas take to
+   * acknowledge, during which this connection serves no other call (`WAIT`
+   * blocks it); while a replica is down, every grant fails after
+   * `commandTimeout`. Standalone or Sentinel only (not a Cluster client).
+   * Default `0`: off.
+   */
+  waitForReplicas?: number;
+}

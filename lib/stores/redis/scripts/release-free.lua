@@ -1,0 +1,17 @@
+--[[
+  Owner-checked release of a lock nobody waits for: two keys, as an
+  uncontended release is most releases (every key and argument costs every
+  call). When waiters are queued the caller runs release.lua, which hands
+  the key on.
+
+  Input:
+    KEYS[1] the lock "{key}"
+    KEYS[2] the queue "{key}:q"
+    ARGV[1] owner token
+  Output:
+    1 when freed, 0 when not the owner, 2 when waiters are queued (nothing done)
+]]
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+redis.call('DEL', KEYS[1])
+return 1
