@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { RedisLockProvider } from '../../lib/index.js';
+import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { SCRIPTS } from '../../lib/stores/redis/redis-lock.scripts.js';
 import { RedisServer, sleep } from './redis-server.js';
 
