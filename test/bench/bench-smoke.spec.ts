@@ -10,7 +10,7 @@ import { COMPARE_AND_DELETE, rawRedis } from '../../bench/contenders/raw-redis.c
 import { asyncMutex } from '../../bench/contenders/async-mutex.contender.js';
 import { rawMemory } from '../../bench/contenders/raw-memory.contender.js';
 import { oursMemory, oursRedis, oursRedisReplicated, oursRedisStrict } from '../../bench/contenders/ours.contenders.js';
-import { RedisServer } from '../redis/redis-server.js';
+import { RedisServer } from '../support/redis-server.js';
 import type { BenchEnv, LockClient } from '../../bench/contenders/contender.js';
 import { addRatios, buildRow } from '../../bench/support/results.js';
 import { median, quantile, SectionOrder, spread } from '../../bench/support/stats.js';

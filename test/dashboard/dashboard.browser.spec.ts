@@ -9,15 +9,15 @@ import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Controller, Get, Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { chromium, type Browser } from 'playwright-core';
 import { LockModule, LockService } from '../../lib/index.js';
 import { LockDashboardModule } from '../../lib/dashboard/index.js';
-import { ChildLines } from '../redis/redis-server.js';
+import { ChildLines } from '../support/child-process.js';
+import { compiledScript, repoRoot } from '../support/paths.js';
 
 /** The page's `document`, as the functions run in the browser see it. */
 declare const document: {
@@ -28,7 +28,6 @@ declare const document: {
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'let-me-in';
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..').replace(/[\\/]dist$/, '');
 
 @Injectable()
 class TokenGuard implements CanActivate {
@@ -59,7 +58,7 @@ describe('the lock page in Chromium', () => {
     if (!existsSync(CHROMIUM)) {
       throw new Error(`This test needs Chromium at ${CHROMIUM} (Debian package 'chromium': apt-get install -y chromium; .ci/run installs it).`);
     }
-    child = spawn(process.execPath, [join(root, 'dist/test/dashboard/fixtures/lock-holder.js'), JSON.stringify({ url, keyPrefix, names: ['report:2026-12', 'invoice:7'] })], {
+    child = spawn(process.execPath, [compiledScript(new URL('./fixtures/lock-holder.js', import.meta.url)), JSON.stringify({ url, keyPrefix, names: ['report:2026-12', 'invoice:7'] })], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     lines = new ChildLines(child);
@@ -129,7 +128,7 @@ describe('the lock page in Chromium', () => {
     await page.waitForFunction(() => (document.querySelector('#recent')?.textContent ?? '').includes('cleanup'), undefined, { timeout: 5_000 });
     expect(await page.locator('#counts tr', { hasText: 'cleanup' }).textContent()).toMatch(/cleanup\s*1\s*1\s*0\s*0\s*0/);
 
-    if (process.env.SAVE_LOCK_PAGE_SCREENSHOT) await page.screenshot({ path: join(root, 'docs/lock-page.png'), fullPage: true });
+    if (process.env.SAVE_LOCK_PAGE_SCREENSHOT) await page.screenshot({ path: join(repoRoot, 'docs/lock-page.png'), fullPage: true });
 
     // The other process releases one: gone on the next refresh.
     child.stdin!.write('release invoice:7\n');

@@ -65,7 +65,7 @@ describe('LockHealthIndicator', () => {
 
 describe('LockHealthIndicator on Redis', () => {
   test('up while Redis runs, down (503) within the command timeout when it is stopped, up again after a restart', async () => {
-    const { RedisServer } = await import('../redis/redis-server.js');
+    const { RedisServer } = await import('../support/redis-server.js');
     const redis = await RedisServer.start();
     const ref = await Test.createTestingModule({
       imports: [LockModule.forRoot({ redis: redis.url, commandTimeout: 500 }), TerminusModule.forRoot({ logger: false })],

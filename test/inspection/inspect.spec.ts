@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { InstanceOwnerTokens, instanceIdOf } from '../../lib/shared/owner-token.js';
-import { InMemoryLockProvider, LockError, LockManager, LockOptionsError, LockProvider } from '../../lib/index.js';
+import { InMemoryLockProvider, LockError, LockManager, LockOptionsError } from '../../lib/index.js';
 import { RedisLockProvider } from '../../lib/stores/redis/index.js';
+import { MinimalLockProvider } from '../support/minimal-lock-provider.js';
+import { sleep } from '../support/sleep.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 describe('LockService.inspect()', () => {
@@ -71,23 +72,7 @@ describe('LockService.inspect()', () => {
     const locks = new LockManager({ provider: new InMemoryLockProvider() });
     await expect(locks.inspect({ limit: 0 })).rejects.toBeInstanceOf(LockOptionsError);
     await expect(locks.inspect({ limit: 5_000 })).rejects.toThrow(/limit must be an integer from 1 to 1000/);
-    class Minimal extends LockProvider {
-      readonly kind = 'minimal';
-      acquire() {
-        return null;
-      }
-      extend() {
-        return false;
-      }
-      release() {
-        return false;
-      }
-      async ping() {
-        return 0;
-      }
-      async close() {}
-    }
-    const plain = new LockManager({ provider: new Minimal() });
+    const plain = new LockManager({ provider: new MinimalLockProvider() });
     await expect(plain.inspect()).rejects.toThrow(LockError);
     await expect(plain.inspect()).rejects.toThrow(/"minimal" store cannot list its locks/);
   });

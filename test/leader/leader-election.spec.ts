@@ -16,8 +16,8 @@ import {
   type LockLogger,
 } from '../../lib/index.js';
 import type { LeaderTerm } from '../../lib/leader/leadership.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { MinimalLockProvider } from '../support/minimal-lock-provider.js';
+import { sleep } from '../support/sleep.js';
 
 async function until(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -301,23 +301,7 @@ test('invalid names and options, and a second campaign for a name, fail with Loc
 });
 
 test('leader() on a store that cannot tell who holds a lock fails with a message that says so', async () => {
-  class NoHolder extends LockProvider {
-    readonly kind = 'custom';
-    acquire() {
-      return null;
-    }
-    extend() {
-      return false;
-    }
-    release() {
-      return false;
-    }
-    async ping() {
-      return 0;
-    }
-    async close() {}
-  }
-  const a = make('a', new NoHolder());
+  const a = make('a', new MinimalLockProvider('custom'));
   await expect(a.election.leader('x')).rejects.toThrow(/"custom" store cannot tell who holds a lock/);
 });
 

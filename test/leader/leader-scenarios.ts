@@ -2,7 +2,8 @@
  * The process scenarios every store must pass (SIGKILL, SIGTERM and SIGSTOP
  * of the leader), as jest tests over replicas that `cluster` starts.
  */
-import { sleep, type Replicas } from './replicas.js';
+import { type Replicas } from './replicas.js';
+import { sleep } from '../support/sleep.js';
 
 export function leaderProcessScenarios(cluster: (name: string, n: number) => Promise<Replicas>, ttl: number): void {
   test('SIGKILL the leader: another replica leads within the lease plus a margin, with a higher fencing token', async () => {

@@ -15,8 +15,8 @@ import {
   type Leadership,
   type LockEvent,
 } from '../../lib/index.js';
+import { sleep } from '../support/sleep.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {

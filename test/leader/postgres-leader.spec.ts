@@ -4,9 +4,10 @@
  * `@Leader` method that ticks while it leads (see fixtures/leader-worker.ts),
  * and the interval checker asserts that no two terms ever overlap.
  */
-import { PostgresServer } from '../postgres/postgres-server.js';
+import { PostgresServer } from '../support/postgres-server.js';
 import { leaderProcessScenarios } from './leader-scenarios.js';
-import { Replicas, sleep, type WorkerSettings } from './replicas.js';
+import { Replicas, type WorkerSettings } from './replicas.js';
+import { sleep } from '../support/sleep.js';
 
 const ttl = 2_000;
 let server: PostgresServer;

@@ -4,9 +4,10 @@
  * method that ticks while it leads (see fixtures/leader-worker.ts), and the
  * interval checker asserts that no two terms ever overlap.
  */
-import { RedisServer } from '../redis/redis-server.js';
+import { RedisServer } from '../support/redis-server.js';
 import { leaderProcessScenarios } from './leader-scenarios.js';
-import { Replicas, sleep, type WorkerSettings } from './replicas.js';
+import { Replicas, type WorkerSettings } from './replicas.js';
+import { sleep } from '../support/sleep.js';
 
 const ttl = 2_000;
 let redis: RedisServer;

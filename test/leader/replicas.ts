@@ -5,12 +5,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-
-const root = fileURLToPath(new URL('../../', import.meta.url)).replace(/[\\/]dist[\\/]?$/, '/');
-const script = `${root}dist/test/leader/fixtures/leader-worker.js`;
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+import { compiledScript } from '../support/paths.js';
+import { sleep } from '../support/sleep.js';
 
 export interface WorkerSettings {
   store: 'redis' | 'postgres';
@@ -48,7 +44,7 @@ export class Replica {
     private readonly sink: (e: Event) => void,
   ) {
     this.ready = new Promise((r) => (this.readyResolve = r));
-    this.child = spawn(process.execPath, [script, JSON.stringify({ ...settings, instanceId: id })], {
+    this.child = spawn(process.execPath, [compiledScript(new URL('./fixtures/leader-worker.js', import.meta.url)), JSON.stringify({ ...settings, instanceId: id })], {
       env: { ...process.env, NODE_OPTIONS: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -12,6 +12,7 @@
  */
 import fc from 'fast-check';
 import { LockAcquireError, LockLostError, LockManager, type LockHandle, type LockProvider } from '../../lib/index.js';
+import { sleep } from '../support/sleep.js';
 
 /** How long the schedules' timed steps take, per store (a store with a network round trip needs more room). */
 export interface ModelTiming {
@@ -35,7 +36,6 @@ export interface ModelTarget {
 const LONG = 60_000;
 /** Bound on a grant the model says must come now (a hand-off on release, or after a lapse). */
 const SETTLE_MS = 5_000;
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const now = (): number => performance.now();
 
 interface Waiter {

@@ -1,5 +1,5 @@
 import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
-import { POSTGRES_URL, dropLockTables, uniqueTable } from '../postgres/pg-test-env.js';
+import { POSTGRES_URL, dropLockTables, uniqueTable } from '../support/pg-test-env.js';
 import { modelTest } from './lock-model.js';
 
 const table = uniqueTable('model');

@@ -16,8 +16,7 @@ import {
   Locked,
   type LockEvent,
 } from '../../lib/index.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../support/sleep.js';
 
 /** The SDK's reader, collected on demand. */
 class TestReader extends MetricReader {

@@ -1,0 +1,363 @@
+/**
+ * The contract every LockProvider must keep, as a jest suite. Run it against
+ * a provider with:
+ *
+ *   describeLockProviderConformance('RedisLockProvider', async () => ({
+ *     provider: new RedisLockProvider({ redis: url }),
+ *     cleanup: async () => {},
+ *   }));
+ *
+ * Keys are unique per test, so suites can share a store.
+ */
+import { randomBytes } from 'node:crypto';
+import type { LockProvider } from '../../lib/index.js';
+import { ownerTokenFor } from '../../lib/shared/owner-token.js';
+import { sleep } from '../support/sleep.js';
+
+export interface ConformanceTarget {
+  provider: LockProvider;
+  /**
+   * A second provider on the same store through connections of its own (as
+   * another instance would be); closed with the suite. Default: `provider`.
+   */
+  peer?: LockProvider;
+  /** Called after the suite, after provider.close(). */
+  cleanup?: () => Promise<void>;
+}
+
+const token = () => randomBytes(16).toString('hex');
+
+export function describeLockProviderConformance(label: string, create: () => Promise<ConformanceTarget>): void {
+  describe(`LockProvider conformance: ${label}`, () => {
+    let target: ConformanceTarget;
+    let p: LockProvider;
+    let key: string;
+
+    beforeAll(async () => {
+      target = await create();
+      p = target.provider;
+    });
+    afterAll(async () => {
+      if (target?.peer && target.peer !== p) await target.peer.close();
+      await p?.close();
+      await target?.cleanup?.();
+    });
+    beforeEach(() => {
+      key = `conformance:${token()}`;
+    });
+
+    const take = (k: string, owner: string, ttl = 30_000) => p.acquire({ key: k, owner, ttl, wait: false });
+
+    test('grants a free key, and refuses it to another owner while held', async () => {
+      const a = await take(key, 'a');
+      expect(a).not.toBeNull();
+      expect(typeof a!.fencingToken).toBe('number');
+      expect(await take(key, 'b')).toBeNull();
+      expect(await take(key, 'a')).toBeNull(); // not reentrant at store level: a new acquisition needs a free key
+    });
+
+    test('release frees the key for its owner only', async () => {
+      await take(key, 'a');
+      expect(await p.release(key, 'b')).toBe(false);
+      expect(await take(key, 'c')).toBeNull();
+      expect(await p.release(key, 'a')).toBe(true);
+      expect(await take(key, 'c')).not.toBeNull();
+      expect(await p.release(key, 'a')).toBe(false);
+    });
+
+    test('release of a key nobody holds answers false', async () => {
+      expect(await p.release(key, 'nobody')).toBe(false);
+    });
+
+    test('extend works for the owner only', async () => {
+      await take(key, 'a', 5_000);
+      expect(await p.extend(key, 'b', 5_000)).toBe(false);
+      expect(await p.extend(key, 'a', 5_000)).toBe(true);
+    });
+
+    test('a lease expires: the key is free after ttl, and the old owner can no longer extend it', async () => {
+      await take(key, 'a', 300);
+      expect(await take(key, 'b')).toBeNull();
+      await sleep(900);
+      const b = await take(key, 'b');
+      expect(b).not.toBeNull();
+      expect(await p.extend(key, 'a', 5_000)).toBe(false);
+      expect(await p.release(key, 'a')).toBe(false);
+      expect(await take(key, 'c')).toBeNull();
+    });
+
+    test('extend keeps a lock past its original ttl; a shorter extend shortens it', async () => {
+      await take(key, 'a', 600);
+      await sleep(300);
+      expect(await p.extend(key, 'a', 3_000)).toBe(true);
+      await sleep(600);
+      expect(await take(key, 'b')).toBeNull();
+      expect(await p.extend(key, 'a', 200)).toBe(true);
+      await sleep(700);
+      expect(await take(key, 'b')).not.toBeNull();
+    });
+
+    test('fencing tokens strictly increase across grants, releases and expiries', async () => {
+      const tokens: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const g = await take(key, `o${i}`);
+        tokens.push(g!.fencingToken);
+        await p.release(key, `o${i}`);
+      }
+      const g = await take(key, 'short', 200);
+      tokens.push(g!.fencingToken);
+      await sleep(600);
+      tokens.push((await take(key, 'after-expiry'))!.fencingToken);
+      for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
+    });
+
+    test('different keys never block each other', async () => {
+      expect(await take(`${key}:1`, 'a')).not.toBeNull();
+      expect(await take(`${key}:2`, 'b')).not.toBeNull();
+    });
+
+    test('a waiter is woken by release, long before the lease would end', async () => {
+      await take(key, 'holder', 30_000);
+      const started = Date.now();
+      const waiting = p.acquire({ key, owner: 'waiter', ttl: 30_000, wait: true });
+      await sleep(200);
+      await p.release(key, 'holder');
+      const grant = await waiting;
+      expect(grant).not.toBeNull();
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(await p.extend(key, 'waiter', 30_000)).toBe(true);
+    });
+
+    test('waiters are granted in arrival order (FIFO)', async () => {
+      await take(key, 'holder');
+      const order: string[] = [];
+      const waiters = ['w1', 'w2', 'w3'].map(async (owner, i) => {
+        await sleep(100 * i);
+        const g = await p.acquire({ key, owner, ttl: 30_000, wait: true });
+        order.push(owner);
+        expect(g).not.toBeNull();
+        await sleep(50);
+        await p.release(key, owner);
+      });
+      await sleep(600);
+      await p.release(key, 'holder');
+      await Promise.all(waiters);
+      expect(order).toEqual(['w1', 'w2', 'w3']);
+    });
+
+    test('a waiter is granted the key when the holder vanishes and its lease runs out', async () => {
+      await take(key, 'crashed', 500);
+      const started = Date.now();
+      const grant = await p.acquire({ key, owner: 'waiter', ttl: 30_000, wait: true, waitTimeout: 10_000 });
+      expect(grant).not.toBeNull();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+      expect(Date.now() - started).toBeLessThan(8_000);
+    });
+
+    test('waitTimeout bounds the wait, and the waiter leaves the queue', async () => {
+      await take(key, 'holder');
+      const started = Date.now();
+      const g = await p.acquire({ key, owner: 'impatient', ttl: 30_000, wait: true, waitTimeout: 300 });
+      const waited = Date.now() - started;
+      expect(g).toBeNull();
+      expect(waited).toBeGreaterThanOrEqual(250);
+      expect(waited).toBeLessThan(5_000);
+      const next = p.acquire({ key, owner: 'patient', ttl: 30_000, wait: true, waitTimeout: 10_000 });
+      await sleep(100);
+      await p.release(key, 'holder');
+      expect(await next).not.toBeNull();
+      expect(await p.extend(key, 'impatient', 1_000)).toBe(false);
+    });
+
+    test('a wait that ended (timeout or abort) is in nobody\'s way once its call returned: a try right after the release gets the key', async () => {
+      const q = target.peer ?? p;
+      const spurious: string[] = [];
+      for (let i = 0; i < 32; i++) {
+        const k = `${key}:${i}`;
+        const ac = new AbortController();
+        expect(await q.acquire({ key: k, owner: 'holder', ttl: 30_000, wait: false })).not.toBeNull();
+        const waiting = p.acquire({ key: k, owner: 'waiter', ttl: 30_000, wait: true, ...(i % 2 ? { signal: ac.signal } : { waitTimeout: 30 }) });
+        if (i % 2) setTimeout(() => ac.abort(), 30);
+        expect(await waiting).toBeNull();
+        expect(await q.release(k, 'holder')).toBe(true);
+        // Through the waiter's provider and through the other one, in turn.
+        if (!(await (i % 4 < 2 ? p : q).acquire({ key: k, owner: 'try', ttl: 30_000, wait: false }))) spurious.push(i % 2 ? `abort ${i}` : `timeout ${i}`);
+      }
+      expect(spurious).toEqual([]);
+    });
+
+    test('waitTimeout 0 answers at once', async () => {
+      await take(key, 'holder');
+      const started = Date.now();
+      expect(await p.acquire({ key, owner: 'w', ttl: 30_000, wait: true, waitTimeout: 0 })).toBeNull();
+      expect(Date.now() - started).toBeLessThan(2_000);
+    });
+
+    test('an aborted wait resolves null and never takes the key', async () => {
+      await take(key, 'holder');
+      const ac = new AbortController();
+      const waiting = p.acquire({ key, owner: 'aborted', ttl: 30_000, wait: true, signal: ac.signal });
+      await sleep(150);
+      ac.abort();
+      expect(await waiting).toBeNull();
+      await p.release(key, 'holder');
+      await sleep(200);
+      expect(await p.extend(key, 'aborted', 1_000)).toBe(false);
+      expect(await take(key, 'fresh')).not.toBeNull();
+    });
+
+    test('an already aborted signal does not queue', async () => {
+      await take(key, 'holder');
+      const ac = new AbortController();
+      ac.abort();
+      expect(await p.acquire({ key, owner: 'w', ttl: 30_000, wait: true, signal: ac.signal })).toBeNull();
+    });
+
+    test('many concurrent waiters each get the key once, one at a time', async () => {
+      let inside = 0;
+      let maxInside = 0;
+      let entered = 0;
+      await Promise.all(
+        Array.from({ length: 12 }, async (_, i) => {
+          const owner = `c${i}`;
+          const g = await p.acquire({ key, owner, ttl: 30_000, wait: true, waitTimeout: 20_000 });
+          expect(g).not.toBeNull();
+          inside++;
+          entered++;
+          maxInside = Math.max(maxInside, inside);
+          await sleep(5);
+          inside--;
+          expect(await p.release(key, owner)).toBe(true);
+        }),
+      );
+      expect(entered).toBe(12);
+      expect(maxInside).toBe(1);
+    });
+
+    test('a release and another owner\'s wait sent at once (through coalesce where the store has it) act in that order', async () => {
+      const a = token();
+      const b = token();
+      expect(await p.acquire({ key, owner: a, ttl: 10_000, wait: false })).not.toBeNull();
+      const together = <T>(send: () => T): T => (p.coalesce ? p.coalesce(send) : send());
+      let ranInside = false;
+      const [released, granted] = together(() => {
+        ranInside = true;
+        return [p.release(key, a), p.acquire({ key, owner: b, ttl: 10_000, wait: true, waitTimeout: 5_000 })] as const;
+      });
+      expect(ranInside).toBe(true); // at once, not later
+      expect(await released).toBe(true);
+      expect(await granted).not.toBeNull();
+      expect(await p.extend(key, b, 10_000)).toBe(true);
+      expect(await p.release(key, b)).toBe(true);
+      if (p.coalesce) {
+        expect(p.coalesce(() => 7)).toBe(7);
+        expect(() =>
+          p.coalesce!(() => {
+            throw new Error('from send');
+          }),
+        ).toThrow('from send');
+      }
+    });
+
+    describe('holder(): who holds a key', () => {
+      const holderOf = (k: string) => {
+        if (typeof p.holder !== 'function') throw new Error(`${label} has no holder(); every built-in store must have it`);
+        return p.holder(k);
+      };
+
+      test('null for a free key; the owner, its instance id and the lease left for a held one; null again after release', async () => {
+        expect(await holderOf(key)).toBeNull();
+        const owner = ownerTokenFor('host-a:4242 (blue/green)');
+        await take(key, owner, 5_000);
+        const h = await holderOf(key);
+        expect(h).toEqual({ owner, instanceId: 'host-a:4242 (blue/green)', remainingMs: expect.any(Number) });
+        expect(h!.remainingMs).toBeGreaterThan(0);
+        expect(h!.remainingMs).toBeLessThanOrEqual(5_000);
+        await p.release(key, owner);
+        expect(await holderOf(key)).toBeNull();
+      });
+
+      test('a plain owner token names no instance; a lease that ended has no holder', async () => {
+        await take(key, 'plain-owner', 200);
+        expect(await holderOf(key)).toEqual({ owner: 'plain-owner', instanceId: undefined, remainingMs: expect.any(Number) });
+        await sleep(400);
+        expect(await holderOf(key)).toBeNull();
+      });
+
+      test('a waiter granted on release is the holder, with its instance id', async () => {
+        const first = ownerTokenFor('replica-1');
+        const second = ownerTokenFor('replica-2');
+        await take(key, first);
+        const waiting = p.acquire({ key, owner: second, ttl: 30_000, wait: true, waitTimeout: 10_000 });
+        await sleep(150);
+        expect((await holderOf(key))?.instanceId).toBe('replica-1');
+        await p.release(key, first);
+        expect(await waiting).not.toBeNull();
+        expect((await holderOf(key))?.instanceId).toBe('replica-2');
+        await p.release(key, second);
+      });
+    });
+
+    test('inspect lists the locks held under a prefix: owner, one permit, fencing token, lease left, waiters; not released or other prefixes', async () => {
+      expect(typeof p.inspect).toBe('function');
+      const prefix = `${key}:`;
+      const a = await take(`${prefix}a`, 'owner-a', 20_000);
+      const b = await take(`${prefix}b`, 'owner-b', 5_000);
+      await take(`${key}-other:c`, 'owner-c', 20_000);
+      await take(`${prefix}d`, 'owner-d', 20_000);
+      expect(await p.release(`${prefix}d`, 'owner-d')).toBe(true);
+      const waiting = p.acquire({ key: `${prefix}a`, owner: 'owner-w', ttl: 5_000, wait: true, waitTimeout: 10_000 });
+      await sleep(300); // the waiter is queued at the store
+
+      const page = await p.inspect!({ prefix, limit: 100 });
+      expect(page.cursor).toBeUndefined();
+      const byKey = new Map(page.locks.map((l) => [l.key, l]));
+      expect([...byKey.keys()].sort()).toEqual([`${prefix}a`, `${prefix}b`]);
+      const la = byKey.get(`${prefix}a`)!;
+      expect(la).toMatchObject({ owner: 'owner-a', permits: 1, waiters: 1 });
+      expect(la.fencingToken).toBeGreaterThanOrEqual(a!.fencingToken);
+      expect(la.fencingToken).toBeLessThan(a!.fencingToken + 16);
+      expect(la.remainingMs).toBeGreaterThan(10_000);
+      expect(la.remainingMs).toBeLessThanOrEqual(20_000);
+      const lb = byKey.get(`${prefix}b`)!;
+      expect(lb).toMatchObject({ owner: 'owner-b', permits: 1, waiters: 0 });
+      expect(lb.fencingToken).toBeGreaterThanOrEqual(b!.fencingToken);
+      expect(lb.remainingMs).toBeLessThanOrEqual(5_000);
+      if (lb.heldSince !== undefined) expect(Math.abs(Date.now() - lb.heldSince)).toBeLessThan(10_000);
+
+      // Released: gone (the waiter holds it now, under its own owner).
+      expect(await p.release(`${prefix}a`, 'owner-a')).toBe(true);
+      expect(await waiting).not.toBeNull();
+      const after = await p.inspect!({ prefix, limit: 100 });
+      expect(after.locks.find((l) => l.key === `${prefix}a`)).toMatchObject({ owner: 'owner-w', waiters: 0 });
+      expect(await p.release(`${prefix}a`, 'owner-w')).toBe(true);
+      expect(await p.release(`${prefix}b`, 'owner-b')).toBe(true);
+      expect(await p.release(`${key}-other:c`, 'owner-c')).toBe(true);
+      expect((await p.inspect!({ prefix, limit: 100 })).locks).toEqual([]);
+    });
+
+    test('inspect pages with a cursor: each held lock once, at most `limit` per page', async () => {
+      const prefix = `${key}:`;
+      const keys = Array.from({ length: 7 }, (_, i) => `${prefix}${i}`);
+      for (const k of keys) expect(await take(k, `o-${k}`)).not.toBeNull();
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await p.inspect!({ prefix, limit: 3, cursor });
+        expect(page.locks.length).toBeLessThanOrEqual(3);
+        seen.push(...page.locks.map((l) => l.key));
+        cursor = page.cursor;
+        expect(++pages).toBeLessThan(5_000); // bounded even in a store shared with many other keys
+      } while (cursor !== undefined);
+      expect(seen.sort()).toEqual([...keys].sort());
+      for (const k of keys) await p.release(k, `o-${k}`);
+    });
+
+    test('ping answers with a round-trip time', async () => {
+      const ms = await p.ping();
+      expect(typeof ms).toBe('number');
+      expect(ms).toBeGreaterThanOrEqual(0);
+    });
+  });
+}

@@ -1,0 +1,100 @@
+/**
+ * The SQL module against the real server: the DDL and every statement run as
+ * the provider runs them (named prepared statements), on a table whose name
+ * needs its quotes (mixed case, a reserved word, in a schema of its own).
+ */
+import pg from 'pg';
+import { PostgresLockProvider, POSTGRES_LOCK_SCHEMA_SQL } from '../../../lib/stores/postgres/index.js';
+import {
+  ALIVE_SQL,
+  createSchemaSql,
+  listenSql,
+  pingSql,
+  postgresLockStatements,
+  postgresLockTables,
+  schemaSql,
+} from '../../../lib/stores/postgres/postgres-lock.sql.js';
+import { POSTGRES_URL, sql } from '../../support/pg-test-env.js';
+
+const schema = `NlSql_${process.pid}_${Date.now().toString(36)}`;
+const tableName = `${schema}.Select`; // unquoted, "Select" is a syntax error and "NlSql_..." folds to lower case
+const tables = postgresLockTables(tableName);
+const statements = postgresLockStatements(tables);
+const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 2 });
+let prepared = 0;
+/** Runs a statement as a named prepared statement, as the provider does. */
+const run = async (text: string, values: unknown[]): Promise<pg.QueryResultRow[]> =>
+  (await pool.query({ name: `nl_sql_spec_${prepared++}`, text, values })).rows;
+
+beforeAll(async () => {
+  await sql(`CREATE SCHEMA "${schema}"`);
+});
+
+afterAll(async () => {
+  await pool.end();
+  await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+});
+
+test('the default schema SQL is the one of the default table', () => {
+  expect(POSTGRES_LOCK_SCHEMA_SQL).toBe(PostgresLockProvider.schemaSql());
+  expect(POSTGRES_LOCK_SCHEMA_SQL).toBe(schemaSql(postgresLockTables('nest_locks')));
+  expect(POSTGRES_LOCK_SCHEMA_SQL).toContain('CREATE TABLE IF NOT EXISTS "nest_locks" (');
+});
+
+test('the DDL creates both tables and the index, quoted, and runs again without error', async () => {
+  await pool.query(createSchemaSql(tables));
+  await pool.query(createSchemaSql(tables));
+  const rows = await sql<{ relname: string }>(
+    'SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 ORDER BY c.relname',
+    [schema],
+  );
+  expect(rows.map((r) => r.relname)).toEqual(expect.arrayContaining(['Select', 'Select_pkey', 'Select_waiters', 'Select_waiters_name_idx']));
+  expect(await run(pingSql(tables), [])).toEqual([]);
+});
+
+test('every lock statement runs on the quoted table and answers the columns the provider reads', async () => {
+  const granted = await run(statements.acquire, ['k', 'o1', 10_000, null, null, 1]);
+  expect(granted).toHaveLength(1);
+  expect(granted[0]).toMatchObject({ ticket: null, mine: null, held_ms: null });
+  expect(typeof granted[0].token).toBe('number');
+
+  const queued = await run(statements.acquire, ['k', 'o2', 10_000, null, 5_000, 1]);
+  expect(queued[0].token).toBeNull();
+  expect(queued[0].ticket).toMatch(/^[0-9]+$/);
+  expect(queued[0].held_ms).toBeGreaterThan(0);
+  const ticket = queued[0].ticket as string;
+
+  await run(statements.heartbeat, [[ticket], 5_000]);
+  expect(await run(statements.holder, ['k'])).toEqual([expect.objectContaining({ owner: 'o1' })]);
+  const page = await run(statements.inspect, ['', null, 10]);
+  expect(page).toEqual([expect.objectContaining({ name: 'k', owner: 'o1', token: granted[0].token, waiters: 1 })]);
+  // A row when extended (its column is there to send the NOTIFY of a shorter lease); none for another owner.
+  expect(await run(statements.extend, ['k', 'o1', 5_000, tables.raw])).toHaveLength(1);
+  expect(await run(statements.extend, ['k', 'o2', 5_000, tables.raw])).toEqual([]);
+
+  // Release notifies the table's channel with the first ticket in line.
+  const listener = new pg.Client({ connectionString: POSTGRES_URL });
+  await listener.connect();
+  try {
+    const heard = new Promise<string | undefined>((resolve) => listener.on('notification', (msg) => resolve(msg.payload)));
+    await listener.query(listenSql(tables));
+    await listener.query(ALIVE_SQL);
+    const released = await run(statements.release, ['k', 'o1', tables.raw]);
+    expect(released).toEqual([expect.objectContaining({ live: true, next: expect.stringMatching(new RegExp(`^${ticket},[0-9]+$`)) })]);
+    expect(await heard).toMatch(new RegExp(`^${ticket},[0-9]+:k$`));
+  } finally {
+    await listener.end();
+  }
+
+  // The queued waiter is granted with its ticket, and leaves the queue in the same statement.
+  const turn = await run(statements.acquire, ['k', 'o2', 10_000, ticket, null, 2]);
+  expect(turn[0].token).toBe(Number(granted[0].token) + 1);
+  // A retry of that statement (as after an error whose first attempt had committed) finds the lock its own.
+  const retried = await run(statements.acquire, ['k', 'o2', 10_000, ticket, null, 2]);
+  expect(retried[0]).toMatchObject({ token: null, mine: turn[0].token });
+  // A waiter that leaves: its entry goes, and the next of its name is notified (one row a name).
+  const other = await run(statements.acquire, ['k', 'o3', 10_000, null, 5_000, 1]);
+  expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toHaveLength(1);
+  expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toEqual([]);
+  expect(await run(statements.prune, [60_000, 10])).toEqual([{ n: 0 }]);
+});

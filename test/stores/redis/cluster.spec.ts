@@ -1,0 +1,58 @@
+/**
+ * Redis Cluster: the conformance suite on a local 3-master cluster this test
+ * starts, plus lock keys of many names spread over the masters.
+ */
+import { Cluster } from 'ioredis';
+import { LockManager } from '../../../lib/index.js';
+import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
+import { describeLockProviderConformance } from '../../contract/lock-provider.conformance.js';
+import { RedisCluster } from '../../support/redis-server.js';
+
+let cluster: RedisCluster | undefined;
+let client: Cluster | undefined;
+
+async function connect(): Promise<Cluster> {
+  cluster ??= await RedisCluster.start();
+  client ??= new Cluster(cluster.startupNodes);
+  await client.ping();
+  return client;
+}
+
+afterAll(async () => {
+  await client?.quit();
+  await cluster?.stop();
+});
+
+describeLockProviderConformance('RedisLockProvider on a 3-master Redis Cluster', async () => ({
+  provider: new RedisLockProvider({ redis: await connect() }),
+}));
+
+describe('RedisLockProvider on a Redis Cluster', () => {
+  test('locks of names in different slots work, with hand-off across two providers; the passed-in client stays open', async () => {
+    const c = await connect();
+    const a = new LockManager({ provider: new RedisLockProvider({ redis: c }) });
+    const other = c.duplicate();
+    const b = new LockManager({ provider: new RedisLockProvider({ redis: other }) });
+    const names = Array.from({ length: 12 }, (_, i) => `cluster-${i}`);
+    // The names spread over more than one master (slot ranges 0-5460, 5461-10922, 10923-16383).
+    const masters = new Set<number>();
+    for (const name of names) masters.add(Math.floor(Number(await c.cluster('KEYSLOT', `{lock:${name}}`)) / 5461));
+    expect(masters.size).toBeGreaterThan(1);
+    for (const name of names) {
+      const held = await a.acquire(name, { ttl: 10_000 });
+      const waiting = b.acquire(name, { ttl: 10_000, waitTimeout: 5_000 });
+      await new Promise((r) => setTimeout(r, 20));
+      const releasedAt = Date.now();
+      await held.release();
+      const next = await waiting;
+      expect(Date.now() - releasedAt).toBeLessThan(1_000);
+      expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
+      await next.release();
+    }
+    await a.provider.close();
+    await b.provider.close();
+    expect(c.status).toBe('ready');
+    expect(other.status).toBe('ready');
+    await other.quit();
+  });
+});
