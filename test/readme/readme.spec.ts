@@ -1,12 +1,13 @@
 /**
- * The README is the front door: every ```ts block a user would paste is
- * type-checked against the built package (`nest-lock` resolves to dist/, as
- * it would from node_modules), and the "Testing your app" block runs as a
- * test, as written. A block that is deliberately partial (a method, a class
- * body) is marked with `<!-- readme:fragment -->` on the line before it.
+ * The README is the front door and docs/ the rest of the house: every ```ts
+ * block a user would paste, in README.md and in docs/*.md, is type-checked
+ * against the built package (`nest-lock` resolves to dist/, as it would from
+ * node_modules), and the README's "Testing your app" block runs as a test, as
+ * written. A block that is deliberately partial (a method, a class body) is
+ * marked with `<!-- readme:fragment -->` on the line before it.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -16,6 +17,8 @@ const work = join(root, 'dist', 'readme-check');
 const FRAGMENT = '<!-- readme:fragment -->';
 
 interface Block {
+  /** The markdown file, relative to the repository root. */
+  doc: string;
   /** Line of the opening fence (1-based). */
   line: number;
   code: string;
@@ -24,7 +27,7 @@ interface Block {
   section: string;
 }
 
-function tsBlocks(markdown: string): Block[] {
+function tsBlocks(doc: string, markdown: string): Block[] {
   const lines = markdown.split('\n');
   const blocks: Block[] = [];
   let section = '';
@@ -36,7 +39,7 @@ function tsBlocks(markdown: string): Block[] {
     if (fence[1] === 'ts' || fence[1] === 'typescript') {
       let before = i - 1;
       while (before >= 0 && lines[before].trim() === '') before--;
-      blocks.push({ line: i + 1, code: lines.slice(i + 1, end).join('\n'), fragment: lines[before]?.trim() === FRAGMENT, section });
+      blocks.push({ doc, line: i + 1, code: lines.slice(i + 1, end).join('\n'), fragment: lines[before]?.trim() === FRAGMENT, section });
     }
     i = end;
   }
@@ -51,23 +54,36 @@ function run(file: string, args: string[], timeout: number): Promise<{ code: num
   });
 }
 
-const blocks = tsBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
+/** README.md, then every page directly in docs/ (docs/api/ is a generated report, not pages). */
+const docs = ['README.md', ...readdirSync(join(root, 'docs'))
+  .filter((f) => f.endsWith('.md'))
+  .sort()
+  .map((f) => `docs/${f}`)];
+const blocks = docs.flatMap((doc) => tsBlocks(doc, readFileSync(join(root, doc), 'utf8')));
+const readme = blocks.filter((b) => b.doc === 'README.md');
+
+/** `docs/stores.md`, line 12 -> `docs-stores-line-12.ts`: a type error names the page and the line of its block's fence. */
+function fileOf(block: Block): string {
+  return `${block.doc.replace(/\.md$/, '').replace(/[^A-Za-z0-9]+/g, '-')}-line-${block.line}.ts`;
+}
 
 beforeAll(() => {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
 });
 
-describe('README code blocks', () => {
-  test('the README has ts blocks, most of them complete', () => {
-    expect(blocks.length).toBeGreaterThan(10);
+describe('README and docs code blocks', () => {
+  test('the README and the docs have ts blocks, most of them complete', () => {
+    expect(readme.length).toBeGreaterThan(5);
+    expect(readme.filter((b) => !b.fragment).length).toBeGreaterThan(readme.length / 2);
+    expect(new Set(blocks.filter((b) => b.doc !== 'README.md').map((b) => b.doc)).size).toBeGreaterThan(3);
     expect(blocks.filter((b) => !b.fragment).length).toBeGreaterThan(blocks.length / 2);
   });
 
   test('every ts block not marked as a fragment type-checks against the built package (and a wrong one fails)', async () => {
     const files: string[] = [];
     for (const block of blocks.filter((b) => !b.fragment)) {
-      const file = `readme-line-${block.line}.ts`;
+      const file = fileOf(block);
       // `export {}`: each block is a module of its own, as a file in a user's app is.
       writeFileSync(join(work, file), `${block.code}\nexport {};\n`);
       files.push(file);
@@ -98,12 +114,12 @@ describe('README code blocks', () => {
     const { output } = await run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(work, 'tsconfig.json')], 120_000);
     const errors = output.split('\n').filter((l) => /error TS\d+/.test(l));
     expect(errors.some((l) => l.startsWith('control-wrong.ts') || l.includes('/control-wrong.ts'))).toBe(true);
-    // Each error names the README line of its block's fence.
+    // Each error names the page and the line of its block's fence.
     expect(errors.filter((l) => !l.includes('control-wrong.ts'))).toEqual([]);
   }, 150_000);
 
   test('the "Testing your app" block runs as a test, as written, and passes', async () => {
-    const testing = blocks.filter((b) => b.section === 'Testing your app' && !b.fragment);
+    const testing = readme.filter((b) => b.section === 'Testing your app' && !b.fragment);
     expect(testing).toHaveLength(1);
     const file = join(work, 'testing-your-app.spec.ts');
     writeFileSync(file, testing[0].code);
