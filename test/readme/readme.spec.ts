@@ -33,13 +33,16 @@ function tsBlocks(doc: string, markdown: string): Block[] {
   let section = '';
   for (let i = 0; i < lines.length; i++) {
     if (lines[i].startsWith('## ')) section = lines[i].slice(3).trim();
-    const fence = /^```(\w*)\s*$/.exec(lines[i]);
+    // A fence may be indented (a block inside a list item); its lines lose that indent.
+    const fence = /^( *)```(\w*)\s*$/.exec(lines[i]);
     if (!fence) continue;
-    const end = lines.findIndex((l, j) => j > i && l.startsWith('```'));
-    if (fence[1] === 'ts' || fence[1] === 'typescript') {
+    const indent = fence[1].length;
+    const end = lines.findIndex((l, j) => j > i && l.trimStart().startsWith('```'));
+    if (fence[2] === 'ts' || fence[2] === 'typescript') {
       let before = i - 1;
       while (before >= 0 && lines[before].trim() === '') before--;
-      blocks.push({ doc, line: i + 1, code: lines.slice(i + 1, end).join('\n'), fragment: lines[before]?.trim() === FRAGMENT, section });
+      const code = lines.slice(i + 1, end).map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length)));
+      blocks.push({ doc, line: i + 1, code: code.join('\n'), fragment: lines[before]?.trim() === FRAGMENT, section });
     }
     i = end;
   }
