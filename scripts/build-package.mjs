@@ -39,7 +39,8 @@ for (const out of ['dist/cjs', 'dist/lib']) {
 
 const require = createRequire(import.meta.url);
 for (const entry of ENTRIES) {
-  const names = Object.keys(require(join(root, 'dist/cjs', `${entry}.js`))).filter((n) => n !== '__esModule').sort();
+  const exported = Object.keys(require(join(root, 'dist/cjs', `${entry}.js`)));
+  const names = exported.filter((n) => n !== '__esModule').sort();
   const up = '../'.repeat(entry.split('/').length);
   const target = `${up}cjs/${entry}.js`;
   const file = join(root, 'dist/esm', entry);

@@ -65,7 +65,12 @@ function sh(command: string, args: string[], cwd: string, what: string, nodeBin?
 
 /** The path of a Node binary of `version`, from the npm registry's `node` package (downloaded once by npx). */
 function nodeBinary(version: string): string {
-  const out = sh('npx', ['--prefer-offline', '-y', '-p', `node@${version}`, 'node', '-p', 'process.execPath'], tmpdir(), `Getting Node ${version} from the npm registry`);
+  const out = sh(
+    'npx',
+    ['--prefer-offline', '-y', '-p', `node@${version}`, 'node', '-p', 'process.execPath'],
+    tmpdir(),
+    `Getting Node ${version} from the npm registry`,
+  );
   return out.trim().split('\n').pop()!;
 }
 
@@ -199,9 +204,7 @@ describe.each(SHAPES)('$label (test/apps/$app) with the packed library', (shape)
       }
       // Nothing else on stderr: no ExperimentalWarning for require() of Nest 12's ES modules, no error.
       // (The cron package notes a tick that started late on a busy machine: load, not a fault.)
-      const stderr = app.stderr
-        .split('\n')
-        .filter((line) => line !== '' && !/^\[Cron\] Missed execution deadline by \d+ms/.test(line));
+      const stderr = app.stderr.split('\n').filter((line) => line !== '' && !/^\[Cron\] Missed execution deadline by \d+ms/.test(line));
       expect(stderr).toEqual([]);
     }, 120_000);
 

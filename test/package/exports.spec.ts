@@ -19,12 +19,29 @@ function node(code: string): { status: number | null; stdout: string; stderr: st
 
 describe('the published package', () => {
   test(`import "${pkg.name}" gives the public API`, () => {
-    const run = node(
-      `import('${pkg.name}').then((m) => console.log(JSON.stringify(Object.keys(m).sort())))`,
-    );
+    const run = node(`import('${pkg.name}').then((m) => console.log(JSON.stringify(Object.keys(m).sort())))`);
     expect(run.stderr).toBe('');
     const names = JSON.parse(run.stdout) as string[];
-    for (const name of ['LockModule', 'Locked', 'LockService', 'LockProvider', 'InMemoryLockProvider', 'createLockProvider', 'LockExceptionFilter', 'LockError', 'LockAcquireError', 'LockStoreError', 'LockLostError', 'LockReentryError', 'LockOptionsError', 'LockManager', 'currentLock', 'Leader', 'LeaderService', 'LeaderElection']) {
+    for (const name of [
+      'LockModule',
+      'Locked',
+      'LockService',
+      'LockProvider',
+      'InMemoryLockProvider',
+      'createLockProvider',
+      'LockExceptionFilter',
+      'LockError',
+      'LockAcquireError',
+      'LockStoreError',
+      'LockLostError',
+      'LockReentryError',
+      'LockOptionsError',
+      'LockManager',
+      'currentLock',
+      'Leader',
+      'LeaderService',
+      'LeaderElection',
+    ]) {
       expect(names).toContain(name);
     }
     // The stores have entries of their own, so the root loads no store code.
@@ -86,17 +103,20 @@ describe('the published package', () => {
     return (JSON.parse(run.stdout) as string[]).map((f) => f.slice(root.length));
   }
 
-  test.each(['import', 'require'] as const)('the root entry, by %s, loads no store code: neither lib/stores/redis, lib/stores/postgres, ioredis nor pg', (how) => {
-    const files = cachedAfter(how, pkg.name);
-    // What was loaded is the build the test means (dist/cjs, reached from dist/esm for import):
-    expect(files).toContain('dist/cjs/index.js');
-    expect(files).toContain('dist/cjs/stores/lock-provider.factory.js');
-    expect(files).toContain('dist/cjs/stores/memory/index.js');
-    expect(files.filter((f) => /^dist\/cjs\/stores\/(redis|postgres)\/|node_modules\/(ioredis|pg|pg-[^/]+)\//.test(f))).toEqual([]);
-    // A control: the store entries do load their store's code.
-    expect(cachedAfter(how, `${pkg.name}/redis`)).toContain('dist/cjs/stores/redis/redis-lock.provider.js');
-    expect(cachedAfter(how, `${pkg.name}/postgres`)).toContain('dist/cjs/stores/postgres/postgres-lock.provider.js');
-  });
+  test.each(['import', 'require'] as const)(
+    'the root entry, by %s, loads no store code: neither lib/stores/redis, lib/stores/postgres, ioredis nor pg',
+    (how) => {
+      const files = cachedAfter(how, pkg.name);
+      // What was loaded is the build the test means (dist/cjs, reached from dist/esm for import):
+      expect(files).toContain('dist/cjs/index.js');
+      expect(files).toContain('dist/cjs/stores/lock-provider.factory.js');
+      expect(files).toContain('dist/cjs/stores/memory/index.js');
+      expect(files.filter((f) => /^dist\/cjs\/stores\/(redis|postgres)\/|node_modules\/(ioredis|pg|pg-[^/]+)\//.test(f))).toEqual([]);
+      // A control: the store entries do load their store's code.
+      expect(cachedAfter(how, `${pkg.name}/redis`)).toContain('dist/cjs/stores/redis/redis-lock.provider.js');
+      expect(cachedAfter(how, `${pkg.name}/postgres`)).toContain('dist/cjs/stores/postgres/postgres-lock.provider.js');
+    },
+  );
 
   /**
    * The optional peers that `code` made Node load: ES modules seen by a resolve
