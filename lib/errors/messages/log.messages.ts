@@ -1,0 +1,41 @@
+/** Log lines of the engine and the module: held locks, store failures, scheduled ticks, the boot check. @internal */
+
+export const heldSkippedLog = (name: string): string =>
+  `Lock "${name}" is held elsewhere; skipped the call (onHeld: 'skip'). Further ones are counted and reported once a minute.`;
+
+export const heldThrownLog = (name: string): string =>
+  `Lock "${name}" is held elsewhere; the call failed with LockAcquireError (onHeld: 'throw'). Further ones are counted and reported once a minute.`;
+
+export const heldSummaryLog = (name: string, outcome: 'skipped' | 'refused', count: number, seconds: number): string =>
+  `${outcome} ${count} more call${count === 1 ? '' : 's'} of lock "${name}" in the last ${seconds} s: it was held elsewhere.`;
+
+export const storeFailuresSummaryLog = (cause: string, count: number, seconds: number): string =>
+  `The lock store failed ${count} more time${count === 1 ? '' : 's'} in the last ${seconds} s with the same cause (logged once per interval): ${cause}`;
+
+export const releaseFailedLog = (name: string, cause: string): string =>
+  `Releasing lock "${name}" failed; its lease will expire on its own: ${cause}`;
+
+export const renewFailedLog = (name: string, cause: string): string =>
+  `Renewing lock "${name}" failed (${cause}); retrying until its lease ends.`;
+
+export const onEventThrewLog = (type: string, name: string, cause: string): string =>
+  `onEvent threw for a "${type}" event of lock "${name}" (ignored; onEvent must not throw): ${cause}`;
+
+export const scheduledFailOpenLog = (name: string, cause: string): string =>
+  `Lock store failed for scheduled task "${name}"; running the tick without the lock (failOpen): ${cause}`;
+
+export const scheduledSkippedLog = (name: string, cause: string): string =>
+  `Lock store failed for scheduled task "${name}"; skipped this tick: ${cause}`;
+
+export const scheduledShutdownLog = (name: string): string => `Scheduled task "${name}" skipped: the application is shutting down.`;
+
+export const inMemoryInProductionLog = (): string =>
+  'LockModule uses the in-memory provider with NODE_ENV=production: locks exclude callers of this process only, ' +
+  'not other instances. Configure LockModule.forRoot({ redis }) or ({ postgres }) for several instances.';
+
+export const bootCheckFailedLog = (cause: string): string =>
+  `The lock store does not work: ${cause}. Locks will fail with LockStoreError until it does ` +
+  "(verifyOnBoot: 'fail' stops the boot instead; false skips this check).";
+
+export const bootCheckFailedDetail = (cause: string): string =>
+  `${cause} (the boot stops because LockModule has verifyOnBoot: 'fail'; 'warn' boots anyway and logs this)`;
