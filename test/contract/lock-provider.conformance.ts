@@ -336,6 +336,27 @@ export function describeLockProviderConformance(label: string, create: () => Pro
       expect((await p.inspect!({ prefix, limit: 100 })).locks).toEqual([]);
     });
 
+    test('inspect says since when a lock is held: the grant time, kept by extend, moved by the next grant', async () => {
+      const prefix = `${key}:`;
+      // The store's clock, not this process's, stamps the grant: allow for a little skew and the round trip.
+      const margin = 1_000;
+      const before = Date.now();
+      await take(`${prefix}a`, 'owner-a', 20_000);
+      const after = Date.now();
+      const first = (await p.inspect!({ prefix, limit: 10 })).locks[0];
+      expect(first.heldSince).toBeGreaterThanOrEqual(before - margin);
+      expect(first.heldSince).toBeLessThanOrEqual(after + margin);
+      await sleep(1_500);
+      expect(await p.extend(`${prefix}a`, 'owner-a', 20_000)).toBe(true);
+      const extended = (await p.inspect!({ prefix, limit: 10 })).locks[0];
+      expect(Math.abs(extended.heldSince! - first.heldSince!)).toBeLessThanOrEqual(5);
+      expect(await p.release(`${prefix}a`, 'owner-a')).toBe(true);
+      await take(`${prefix}a`, 'owner-b', 20_000);
+      const next = (await p.inspect!({ prefix, limit: 10 })).locks[0];
+      expect(next.heldSince! - first.heldSince!).toBeGreaterThanOrEqual(1_000);
+      expect(await p.release(`${prefix}a`, 'owner-b')).toBe(true);
+    });
+
     test('inspect pages with a cursor: each held lock once, at most `limit` per page', async () => {
       const prefix = `${key}:`;
       const keys = Array.from({ length: 7 }, (_, i) => `${prefix}${i}`);

@@ -46,6 +46,10 @@ export const lockTableNotCreatableHint = (tableName: string): string =>
   ` (the lock tables for ${JSON.stringify(tableName)} do not exist and this role may not create them: ` +
   'grant it CREATE on the schema, or create them with PostgresLockProvider.schemaSql() in a migration and set createTable: false)';
 
+export const lockTableOutdatedHint = (tableName: string): string =>
+  ` (the lock table ${JSON.stringify(tableName)} was created by an older version and lacks a column: ` +
+  'run PostgresLockProvider.schemaSql() again in a migration (it only adds what is missing), or set createTable: true)';
+
 export const providerClosedDetail = (store: string): string =>
   `the ${store} lock provider is closed (application shutdown, or close() was called); a closed provider does not reopen: build a new one`;
 

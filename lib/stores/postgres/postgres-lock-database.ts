@@ -4,6 +4,7 @@ import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
 import {
   endpointOf,
   lockTableMissingHint,
+  lockTableOutdatedHint,
   lockTableNotCreatableHint,
   noAnswerDetail,
   postgresCause,
@@ -160,6 +161,8 @@ export class PostgresLockDatabase {
     const hint =
       code === '42P01'
         ? lockTableMissingHint(this.tables.raw)
+        : code === '42703'
+          ? lockTableOutdatedHint(this.tables.raw)
         : code === '42501' && (err as { duringSchema?: boolean }).duringSchema === true
           ? lockTableNotCreatableHint(this.tables.raw)
           : '';

@@ -199,7 +199,7 @@ export class PostgresLockProvider extends LockProvider {
     }
   }
 
-  /** {@inheritDoc LockProvider.inspect} Reads the locks table in name order; grant times are not recorded. */
+  /** {@inheritDoc LockProvider.inspect} Reads the locks table in name order. */
   async inspect(request: LockInspectRequest): Promise<LockInspectPage> {
     const rows = await this.database.bounded('inspect', undefined, () => this.database.query(this.sql.inspect, [request.prefix, request.cursor ?? null, request.limit + 1]));
     const page = rows.slice(0, request.limit);
@@ -210,6 +210,7 @@ export class PostgresLockProvider extends LockProvider {
         permits: 1,
         fencingToken: Number(row.token),
         remainingMs: Number(row.remaining_ms),
+        ...(row.acquired_ms === null ? {} : { heldSince: Math.round(Number(row.acquired_ms)) }),
         waiters: Number(row.waiters),
       }),
     );

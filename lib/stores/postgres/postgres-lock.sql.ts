@@ -52,7 +52,8 @@ export function postgresLockTables(tableName: unknown): PostgresLockTables {
 }
 
 /**
- * The DDL of the lock table and the waiters' queue (idempotent: `IF NOT EXISTS`).
+ * The DDL of the lock table and the waiters' queue (idempotent: `IF NOT EXISTS`;
+ * adds `acquired_at` to a lock table created before it existed).
  * @internal
  */
 export function schemaSql(n: PostgresLockTables): string {
@@ -60,8 +61,10 @@ export function schemaSql(n: PostgresLockTables): string {
   name          text        PRIMARY KEY,
   owner         text,
   fencing_token bigint      NOT NULL,
-  expires_at    timestamptz NOT NULL
+  expires_at    timestamptz NOT NULL,
+  acquired_at   timestamptz
 );
+ALTER TABLE ${n.locks} ADD COLUMN IF NOT EXISTS acquired_at timestamptz;
 CREATE TABLE IF NOT EXISTS ${n.waiters} (
   ticket     bigserial   PRIMARY KEY,
   name       text        NOT NULL,
@@ -96,6 +99,7 @@ export const createSchemaSql = (n: PostgresLockTables): string =>
  * the token when this owner already holds the row: a retry after an error
  * whose first attempt had committed.
  *
+ * The grant's time goes to `acquired_at` (what inspection calls "held since").
  * Parameters: $1 name, $2 owner, $3 ttl ms, $4 the waiter's ticket (or NULL),
  * $5 the lease of a new queue entry (NULL: take no ticket), $6 fencing tokens
  * to reserve. A first attempt that will wait takes its ticket in the same
@@ -111,11 +115,11 @@ export const acquireSql = (n: PostgresLockTables): string => `WITH ahead AS (
   SELECT count(*) AS n, min(w.expires_at) AS soonest FROM ${n.waiters} w
   WHERE w.name = $1 AND w.expires_at > clock_timestamp() AND ($4::bigint IS NULL OR w.ticket < $4::bigint)
 ), granted AS (
-  INSERT INTO ${n.locks} AS l (name, owner, fencing_token, expires_at)
-  SELECT $1, $2, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + $6::bigint - 1, clock_timestamp() + $3::float8 ${MS}
+  INSERT INTO ${n.locks} AS l (name, owner, fencing_token, expires_at, acquired_at)
+  SELECT $1, $2, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + $6::bigint - 1, clock_timestamp() + $3::float8 ${MS}, clock_timestamp()
   FROM ahead WHERE ahead.n = 0
   ON CONFLICT (name) DO UPDATE
-    SET owner = EXCLUDED.owner, fencing_token = l.fencing_token + $6::bigint, expires_at = EXCLUDED.expires_at
+    SET owner = EXCLUDED.owner, fencing_token = l.fencing_token + $6::bigint, expires_at = EXCLUDED.expires_at, acquired_at = EXCLUDED.acquired_at
     WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp()
   RETURNING l.fencing_token
 ), dequeued AS (
@@ -183,6 +187,7 @@ FROM (SELECT DISTINCT name FROM d) x`;
  */
 export const inspectSql = (n: PostgresLockTables): string => `SELECT l.name, l.owner, l.fencing_token::float8 AS token,
   (extract(epoch FROM l.expires_at - clock_timestamp()) * 1000)::float8 AS remaining_ms,
+  (extract(epoch FROM l.acquired_at) * 1000)::float8 AS acquired_ms,
   (SELECT count(*) FROM ${n.waiters} w WHERE w.name = l.name AND w.expires_at > clock_timestamp())::int AS waiters
 FROM ${n.locks} l
 WHERE l.name >= $1 AND starts_with(l.name, $1) AND ($2::text IS NULL OR l.name > $2::text)

@@ -81,6 +81,31 @@ describe('LockModule with PostgreSQL', () => {
     }
   });
 
+  test('a lock table from before acquired_at: createTable: false names the migration to run; schemaSql() or createTable: true adds the column', async () => {
+    const own = `${table}_old`;
+    // The lock table as versions before the grant time created it.
+    await sql(`CREATE TABLE "${own}" (name text PRIMARY KEY, owner text, fencing_token bigint NOT NULL, expires_at timestamptz NOT NULL);
+      CREATE TABLE "${own}_waiters" (ticket bigserial PRIMARY KEY, name text NOT NULL, owner text NOT NULL, expires_at timestamptz NOT NULL);
+      CREATE INDEX "${own}_waiters_name_idx" ON "${own}_waiters" (name, ticket);
+      INSERT INTO "${own}" VALUES ('held', 'someone', 7, now() + interval '1 minute')`);
+    const strict = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: own, createTable: false });
+    const upgrading = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: own });
+    try {
+      const err = await strict.acquire({ key: 'k', owner: 'a', ttl: 1_000, wait: false }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LockStoreError);
+      expect((err as Error).message).toMatch(/created by an older version and lacks a column: run PostgresLockProvider\.schemaSql\(\) again/);
+      // createTable: true adds it, and keeps the rows it finds (the lock held before the upgrade stays held).
+      expect(await upgrading.acquire({ key: 'k', owner: 'a', ttl: 30_000, wait: false })).not.toBeNull();
+      expect(await upgrading.acquire({ key: 'held', owner: 'b', ttl: 1_000, wait: false })).toBeNull();
+      const page = await strict.inspect({ prefix: '', limit: 10 });
+      expect(page.locks.find((l) => l.key === 'held')?.heldSince).toBeUndefined();
+      expect(Math.abs(Date.now() - page.locks.find((l) => l.key === 'k')!.heldSince!)).toBeLessThan(10_000);
+    } finally {
+      await Promise.all([strict.close(), upgrading.close()]);
+      await dropLockTables(own);
+    }
+  });
+
   test('two providers on other tables can share one app pool (prepared statement names differ); prepareStatements: false works too', async () => {
     const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
     const one = new PostgresLockProvider({ connection: pool, tableName: `${table}_p1` });
