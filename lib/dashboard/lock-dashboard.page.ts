@@ -36,7 +36,7 @@ const SCRIPT = `
   const ago = (iso) => iso ? ms(Math.max(0, Date.now() - Date.parse(iso))) + ' ago' : '—';
   const fill = (tbody, rows, cols, empty) => { tbody.replaceChildren(...(rows.length ? rows : [row([Object.assign(el('td', empty, 'empty'), { colSpan: cols })])])); };
   const longest = new Map();
-  // Locks of other instances have no grant time in Redis or PostgreSQL: show how long this page has seen them.
+  // A custom store may not record grant times: then show how long this page has seen the lock.
   const firstSeen = new Map();
   let timer;
 

@@ -4,7 +4,7 @@ import { LocalWaiter, type LockRequest } from './local-waiter.js';
 import { LockError, LockStoreError } from '../errors/lock.errors.js';
 import { closedWhileWaitingMessage, grantedAfterCloseMessage, requestedAfterCloseMessage } from '../errors/lock.messages.js';
 import { isThenable, type LockGrant, type MaybePromise } from '../contract/lock-provider.js';
-import { newOwnerToken, ownerTokenFor, type InstanceOwnerTokens } from '../shared/owner-token.js';
+import { ownerTokenFor, type InstanceOwnerTokens } from '../shared/owner-token.js';
 import { now } from '../shared/clock.js';
 
 type Cohort = LockCohort<LocalWaiter, HeldLock>;
@@ -36,8 +36,8 @@ export class LockAcquirer {
 
   constructor(
     private readonly ctx: HeldLockContext,
-    /** Owner tokens that name the manager's `instanceId`, when it was set. */
-    private readonly namedTokens: InstanceOwnerTokens | undefined,
+    /** Owner tokens that name the manager's `instanceId`. */
+    private readonly namedTokens: InstanceOwnerTokens,
     localHandOff: boolean,
   ) {
     this.cohorts = localHandOff && ctx.provider.fenceBlocks === true ? new Map() : undefined;
@@ -114,7 +114,7 @@ export class LockAcquirer {
   /** Asks the store. `cohort`: the caller is this process's one at the store for the key, and reports back to it. */
   private ask<R>(req: LockRequest, then: (lock: HeldLock | null) => R, cohort: Cohort | undefined): MaybePromise<R> {
     const o = req.options;
-    const owner = o.instanceId !== undefined ? ownerTokenFor(o.instanceId) : this.namedTokens !== undefined ? this.namedTokens.next() : newOwnerToken();
+    const owner = o.instanceId !== undefined ? ownerTokenFor(o.instanceId) : this.namedTokens.next();
     let grant: MaybePromise<LockGrant | null>;
     try {
       grant = this.ctx.provider.acquire({

@@ -33,9 +33,8 @@ export interface LockManagerOptions {
    */
   localHandOff?: boolean;
   /**
-   * This replica's id, as other replicas see it when it leads a name, and
-   * as `inspect()` shows the holder of every lock it takes when set.
-   * Default `<hostname>:<pid>` (then only leader locks name their instance).
+   * This replica's id, as other replicas see it: the holder of every lock it
+   * takes in `inspect()`, and the leader of a name. Default `<hostname>:<pid>`.
    */
   instanceId?: string;
   /** Called for every lock event (acquired, released, contended, ...). Must not throw; errors are logged and ignored. */

@@ -93,8 +93,7 @@ export class LockManager {
       observed: false,
       logStoreFailure: (level, error, line) => this.outcomes.logStoreFailure(level, error, line),
     };
-    const namedTokens = rest.instanceId === undefined ? undefined : new InstanceOwnerTokens(rest.instanceId);
-    this.acquirer = new LockAcquirer(this.context, namedTokens, rest.localHandOff ?? true);
+    this.acquirer = new LockAcquirer(this.context, new InstanceOwnerTokens(this.instanceId), rest.localHandOff ?? true);
     engines.set(this, this.engine());
     if (rest.onEvent) this.subscribe(rest.onEvent);
     startTelemetry({ provider, subscribe: (listener) => this.subscribe(listener), heldLocks: () => this.heldLocks() }, rest.telemetry, this.logger);

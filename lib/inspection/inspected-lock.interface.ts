@@ -15,10 +15,9 @@ export interface InspectedLock {
   /** How many holders it admits (1 for an exclusive lock). */
   readonly permits: number;
   /**
-   * The instance that holds it, when known: this process's own locks (the
-   * module's `instanceId`, default `<hostname>:<pid>`) and leader-election
-   * locks of any instance. Plain locks of other instances keep short owner
-   * tokens that name no instance.
+   * The instance that holds it: its `instanceId` (default `<hostname>:<pid>`),
+   * which every owner token names; `undefined` for a token that names none
+   * (a custom caller of the store).
    */
   readonly instanceId: string | undefined;
   /** Held by a caller of this process (this `LockService`). */
@@ -33,7 +32,7 @@ export interface InspectedLock {
   readonly fencingToken: number;
   /** What is left of the lease, in ms. */
   readonly leaseRemainingMs: number;
-  /** When it was granted: known for locks of this process and for the in-memory store. */
+  /** When it was granted (by the store's account for other instances' locks); `undefined` from a custom store that does not record it. */
   readonly heldSince: Date | undefined;
   /** Callers waiting for it: queued at the store, plus those of this process queued behind its own holder. */
   readonly waiters: number;

@@ -31,15 +31,17 @@ describe('LockService.inspect()', () => {
       expect(m.heldSince!.getTime()).toBeLessThanOrEqual(Date.now());
       expect(m.leaseRemainingMs).toBeGreaterThan(10_000);
       const t = byName.get('report:2')!;
-      // The other instance set instanceId: its locks name it.
-      expect(t).toMatchObject({ mine: false, instanceId: 'replica-b', label: undefined, heldSince: undefined, waiters: 0 });
+      // The other instance set instanceId: its locks name it; the store says since when it holds them.
+      expect(t).toMatchObject({ mine: false, instanceId: 'replica-b', label: undefined, waiters: 0 });
+      expect(t.heldSince!.getTime()).toBeGreaterThanOrEqual(before - 1_000);
+      expect(t.heldSince!.getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
       expect(t.fencingToken).toBeGreaterThanOrEqual(theirs.fencingToken);
       expect(JSON.stringify(page)).not.toContain((mine as unknown as { owner: string }).owner);
 
       // The other process's view: the same locks, the first one not its own.
       const seenThere = await there.inspect();
-      // This one did not: its plain locks name no instance elsewhere.
-      expect(seenThere.locks.find((l) => l.name === 'report:1')).toMatchObject({ mine: false, instanceId: undefined });
+      // This one did not set instanceId: its locks name it by its default, <hostname>:<pid>.
+      expect(seenThere.locks.find((l) => l.name === 'report:1')).toMatchObject({ mine: false, instanceId: `${hostname()}:${process.pid}` });
       expect(seenThere.locks.find((l) => l.name === 'report:2')).toMatchObject({ mine: true, instanceId: 'replica-b' });
 
       await mine.release();

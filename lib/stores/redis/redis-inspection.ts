@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { lockKeys } from './redis-lock.scripts.js';
+import { FENCE_LIFETIME_MS, lockKeys } from './redis-lock.scripts.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 
 /** Runs one bounded Redis call (the provider's `commandTimeout` and error mapping). @internal */
@@ -27,7 +27,7 @@ interface Position {
  * One page of the locks under a prefix in Redis: SCAN for the lock keys
  * (`{<prefix>…}`, not their `:fence`/`:q`/`:w` companions) on each master in
  * turn (one, or every master of a Cluster), then one pipeline per batch for
- * the holder, lease, fencing counter and queue length. A page holds at most
+ * the holder, lease, fencing counter (and what is left of its lifetime: the grant time) and queue length. A page holds at most
  * `limit` locks: a batch that has more ends the page inside it, and the next
  * page repeats that SCAN call (same cursor and COUNT) past the keys done.
  * The cursor is `<master>:<SCAN cursor>:<COUNT>:<keys done>`. @internal
@@ -74,16 +74,19 @@ async function read(redis: Redis, call: RedisCall, tagged: string[]): Promise<St
     const pipeline = c.pipeline();
     for (const key of keys) {
       const [lock, fence, queue] = lockKeys(key);
-      pipeline.get(lock).pttl(lock).get(fence).llen(queue);
+      pipeline.get(lock).pttl(lock).get(fence).pttl(fence).llen(queue);
     }
     return pipeline.exec();
   });
   const locks: StoredLock[] = [];
+  const read = Date.now();
   keys.forEach((key, i) => {
-    const [owner, pttl, fence, waiters] = (replies ?? []).slice(i * 4, i * 4 + 4).map(([err, value]) => (err ? undefined : value));
+    const [owner, pttl, fence, fenceTtl, waiters] = (replies ?? []).slice(i * 5, i * 5 + 5).map(([err, value]) => (err ? undefined : value));
     // Released or expired between SCAN and the read: not held.
     if (typeof owner !== 'string' || typeof pttl !== 'number' || pttl <= 0) return;
-    locks.push({ key, owner, permits: 1, fencingToken: Number(fence ?? 0), remainingMs: pttl, waiters: Number(waiters ?? 0) });
+    // Every grant draws from the fencing counter and restarts its lifetime: what is gone of it is how long ago the grant was.
+    const heldSince = typeof fenceTtl === 'number' && fenceTtl > 0 ? read - (FENCE_LIFETIME_MS - fenceTtl) : undefined;
+    locks.push({ key, owner, permits: 1, fencingToken: Number(fence ?? 0), remainingMs: pttl, ...(heldSince === undefined ? {} : { heldSince }), waiters: Number(waiters ?? 0) });
   });
   return locks;
 }

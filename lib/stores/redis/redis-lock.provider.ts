@@ -184,7 +184,7 @@ export class RedisLockProvider extends LockProvider {
     });
   }
 
-  /** {@inheritDoc LockProvider.inspect} SCAN on every master; holders' grant times are not recorded in Redis. */
+  /** {@inheritDoc LockProvider.inspect} SCAN on every master. */
   inspect(request: LockInspectRequest): Promise<LockInspectPage> {
     return inspectRedis(this.client, (client, send) => this.commands.call({ operation: 'inspect', send: (c) => send(c as typeof client), client }), request);
   }

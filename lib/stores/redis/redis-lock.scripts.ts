@@ -57,6 +57,13 @@ export const SCRIPTS: LockScripts = Object.defineProperties(
   Object.fromEntries(Object.entries(FILES).map(([name, file]) => [name, { enumerable: true, get: () => load(file) }])),
 ) as LockScripts;
 
+/**
+ * How long a fencing counter lives after its last draw, in ms: the `PX` that
+ * `includes/draw-fences.lua` sets. Every grant draws, so what is left of it
+ * tells when the lock was granted. @internal
+ */
+export const FENCE_LIFETIME_MS = 3_600_000;
+
 /** The lock's own key: the store key as a hash tag. @internal */
 export function lockTag(key: string): string {
   return `{${key}}`;

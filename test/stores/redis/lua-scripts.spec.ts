@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
-import { SCRIPTS } from '../../../lib/stores/redis/redis-lock.scripts.js';
+import { FENCE_LIFETIME_MS, SCRIPTS } from '../../../lib/stores/redis/redis-lock.scripts.js';
 import { repoRoot as root } from '../../support/paths.js';
 import { RedisServer } from '../../support/redis-server.js';
 import { sleep } from '../../support/sleep.js';
@@ -34,6 +34,10 @@ test('the scripts and their includes are .lua files', () => {
   expect(luaFiles).toEqual(
     expect.arrayContaining(['acquire.lua', 'try-acquire.lua', 'release.lua', 'release-free.lua', 'leave.lua', 'extend.lua', 'holder.lua', join('includes', 'queue.lua')]),
   );
+});
+
+test('every grant restarts the lifetime of the fencing counter at FENCE_LIFETIME_MS (inspection reads the grant time from it)', () => {
+  expect(read(join('includes', 'draw-fences.lua'))).toContain(`redis.call('SET', KEYS[2], string.format('%.0f', last), 'PX', ${FENCE_LIFETIME_MS})`);
 });
 
 test.each(luaFiles)('%s opens with a header that states its Input (one KEYS/ARGV a line) and its Output', (file) => {
