@@ -3,6 +3,8 @@
  * the provider runs them (named prepared statements), on a table whose name
  * needs its quotes (mixed case, a reserved word, in a schema of its own).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { PostgresLockProvider, POSTGRES_LOCK_SCHEMA_SQL } from '../../../lib/stores/postgres/index.js';
 import {
@@ -15,6 +17,7 @@ import {
   schemaSql,
 } from '../../../lib/stores/postgres/postgres-lock.sql.js';
 import { POSTGRES_URL, sql } from '../../support/pg-test-env.js';
+import { repoRoot } from '../../support/paths.js';
 
 const schema = `NlSql_${process.pid}_${Date.now().toString(36)}`;
 const tableName = `${schema}.Select`; // unquoted, "Select" is a syntax error and "NlSql_..." folds to lower case
@@ -39,6 +42,12 @@ test('the default schema SQL is the one of the default table', () => {
   expect(POSTGRES_LOCK_SCHEMA_SQL).toBe(PostgresLockProvider.schemaSql());
   expect(POSTGRES_LOCK_SCHEMA_SQL).toBe(schemaSql(postgresLockTables('nest_locks')));
   expect(POSTGRES_LOCK_SCHEMA_SQL).toContain('CREATE TABLE IF NOT EXISTS "nest_locks" (');
+});
+
+test('docs/stores.md shows the schema SQL as the provider runs it', () => {
+  const doc = readFileSync(join(repoRoot, 'docs', 'stores.md'), 'utf8');
+  const shown = /```sql\n([\s\S]*?)```/.exec(doc)?.[1];
+  expect(shown).toBe(POSTGRES_LOCK_SCHEMA_SQL);
 });
 
 test('the DDL creates both tables and the index, quoted, and runs again without error', async () => {
