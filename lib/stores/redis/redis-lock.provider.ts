@@ -95,7 +95,7 @@ export class RedisLockProvider extends LockProvider {
     this.client = this.clients.main;
     this.commands = new RedisCommands(this.clients, commandTimeout);
     const protocol = {
-      attempt: (w: Waiter, mode: '1' | '2') => this.attempt(w.key, w.owner, w.ttl, mode, w.fences, this.acquired),
+      attempt: (w: Waiter, mode: '1' | '2') => this.attempt(w.key, w.owner, w.ttl, mode, w.fences, this.waiters.acquired),
       leave: (key: string, owner: string) => this.leave(key, owner),
       track: (promise: Promise<unknown>) => this.track(promise),
       granted: (w: Waiter, queued: boolean) => {
@@ -218,17 +218,12 @@ export class RedisLockProvider extends LockProvider {
     await this.clients.close(subscriber);
   }
 
-  /** The subscriber connection, once opened (tests watch it reconnect). */
-  private get subscriber(): RedisClient | undefined {
-    return this.waiters.subscriber;
-  }
-
   /** {@link acquire}, before replicas are asked. */
   private take(request: LockAcquireRequest): Promise<LockGrant | null> {
     const ttl = Math.max(1, Math.ceil(request.ttl));
     const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
-      const map = fences === 1 ? this.toGrant : (reply: ScriptReply) => this.toBlockGrant(reply, fences);
+      const map = fences === 1 ? this.waiters.grant : (reply: ScriptReply) => this.waiters.blockGrant(reply, fences);
       if (fences > 1) return this.attempt(request.key, request.owner, ttl, '0', fences, map);
       return this.tryOnce(request.key, request.owner, ttl, map);
     }
@@ -303,7 +298,7 @@ export class RedisLockProvider extends LockProvider {
 
   /** The full release: owner-checked, then hands the key to the first live waiter. */
   private releaseQueued(key: string, owner: string): Promise<boolean> {
-    return this.lockScript({ operation: 'release', key, script: this.scripts.release, args: [owner], map: this.released });
+    return this.lockScript({ operation: 'release', key, script: this.scripts.release, args: [owner], map: this.waiters.released });
   }
 
   /** Leaves the queue (passing the key on if it was granted meanwhile). Best effort: never rejects. */
@@ -324,30 +319,6 @@ export class RedisLockProvider extends LockProvider {
     const args = [...lockKeys(command.key), ...command.args, this.common];
     return this.commands.script({ ...command, numKeys: 4, args });
   }
-
-  /** An acquire reply as a grant (`{1, token}`) or `null`; wakes a local waiter the call handed the key to. */
-  private readonly toGrant = (reply: ScriptReply): LockGrant | null => {
-    this.waiters.handedOff(reply, 2);
-    return reply[0] === 1 ? { fencingToken: Number(reply[1]) } : null;
-  };
-
-  /** {@link toGrant} for a grant that reserved a block of fencing tokens. */
-  private toBlockGrant(reply: ScriptReply, fences: number): LockGrant | null {
-    this.waiters.handedOff(reply, 2);
-    return reply[0] === 1 ? { fencingToken: Number(reply[1]), fences } : null;
-  }
-
-  /** An acquire reply, after waking a local waiter the call handed the key to. */
-  private readonly acquired = (reply: ScriptReply): ScriptReply => {
-    this.waiters.handedOff(reply, 2);
-    return reply;
-  };
-
-  /** A release reply: whether the owner held the key; wakes a local waiter it was handed to. */
-  private readonly released = (reply: ScriptReply): boolean => {
-    this.waiters.handedOff(reply, 1);
-    return reply[0] === 1;
-  };
 
   /** After a failed acquire: leave the queue, release if granted. Best effort (the lease and the entry expire anyway). */
   private cleanUp(key: string, owner: string): void {

@@ -110,6 +110,30 @@ export class RedisWaiters {
     if (waiter) this.granted(waiter, Number(reply[at + 1]));
   }
 
+  /** An acquire reply as a grant (`{1, token}`) or `null`; wakes a local waiter the call handed the key to. */
+  readonly grant = (reply: ScriptReply): LockGrant | null => {
+    this.handedOff(reply, 2);
+    return reply[0] === 1 ? { fencingToken: Number(reply[1]) } : null;
+  };
+
+  /** {@link grant} for a grant that reserved a block of `fences` tokens. */
+  blockGrant(reply: ScriptReply, fences: number): LockGrant | null {
+    this.handedOff(reply, 2);
+    return reply[0] === 1 ? { fencingToken: Number(reply[1]), fences } : null;
+  }
+
+  /** An acquire reply, after waking a local waiter the call handed the key to. */
+  readonly acquired = (reply: ScriptReply): ScriptReply => {
+    this.handedOff(reply, 2);
+    return reply;
+  };
+
+  /** A release reply: whether the owner held the key; wakes a local waiter it was handed to. */
+  readonly released = (reply: ScriptReply): boolean => {
+    this.handedOff(reply, 1);
+    return reply[0] === 1;
+  };
+
   /** Gives every waiter up (each resolves `null` and leaves the queue); returns the subscriber connection, now detached, to close. */
   close(): RedisClient | undefined {
     for (const waiter of [...this.waiters.values()]) this.giveUp(waiter);
