@@ -63,7 +63,7 @@ export class LeaderService implements OnModuleDestroy {
     return this.election.leader(name);
   }
 
-  /** Stops every campaign and releases leadership, before the locks are closed. @internal */
+  /** Nest lifecycle hook: stops every campaign and releases leadership, before the locks are closed. */
   async onModuleDestroy(): Promise<void> {
     await this.election.stop();
   }

@@ -145,7 +145,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * Checks at boot that the store works (one ping, bounded by
    * `commandTimeout`): logs one warning with the cause, or with
    * `verifyOnBoot: 'fail'` stops the boot. Warns once when locks live in one
-   * process's memory in production. @internal
+   * process's memory in production. Nest lifecycle hook.
    */
   async onModuleInit(): Promise<void> {
     const provider = this.provider;
@@ -170,12 +170,12 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     }
   }
 
-  /** Releases the locks this instance still holds and stops their renewal. @internal */
+  /** Nest lifecycle hook: releases the locks this instance still holds and stops their renewal. */
   async beforeApplicationShutdown(): Promise<void> {
     await this.manager.close();
   }
 
-  /** Closes the store if the module built it. @internal */
+  /** Nest lifecycle hook: closes the store if the module built it. */
   async onApplicationShutdown(): Promise<void> {
     if (isOwnedProvider(this.provider)) await this.provider.close();
   }

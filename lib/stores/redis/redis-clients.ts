@@ -13,7 +13,7 @@ import { assertRedisConnection } from '../connection-options.validation.js';
 import { loadOptionalPeer } from '../optional-peer.js';
 import type { RedisConnection, RedisLockProviderOptions } from './redis-lock-provider.interface.js';
 
-/** An ioredis client: standalone (also Sentinel-managed) or Cluster. @internal */
+/** An ioredis client: standalone (also Sentinel-managed) or Cluster. */
 export type RedisClient = Redis | Cluster;
 
 /** {@link RedisLockProviderOptions}, checked, with their defaults. @internal */
