@@ -58,10 +58,13 @@ function run(file: string, args: string[], timeout: number): Promise<{ code: num
 }
 
 /** README.md, then every page directly in docs/ (docs/api/ is a generated report, not pages). */
-const docs = ['README.md', ...readdirSync(join(root, 'docs'))
-  .filter((f) => f.endsWith('.md'))
-  .sort()
-  .map((f) => `docs/${f}`)];
+const docs = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 const blocks = docs.flatMap((doc) => tsBlocks(doc, readFileSync(join(root, doc), 'utf8')));
 const readme = blocks.filter((b) => b.doc === 'README.md');
 
@@ -134,7 +137,11 @@ describe('README and docs code blocks', () => {
       // In the user's app `nest-lock` comes from node_modules; here, the same code from the sources (one copy of the classes).
       moduleNameMapper: { ...jestConfig.moduleNameMapper, '^nest-lock$': '<rootDir>/lib/index.ts' },
     };
-    const { code, output } = await run(process.execPath, [join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '--runInBand', '--ci', '--config', JSON.stringify(config)], 120_000);
+    const { code, output } = await run(
+      process.execPath,
+      [join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '--runInBand', '--ci', '--config', JSON.stringify(config)],
+      120_000,
+    );
     expect(output).toMatch(/Tests:\s+\d+ passed, \d+ total/);
     expect(output).not.toMatch(/failed/);
     expect(code).toBe(0);
