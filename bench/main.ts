@@ -40,7 +40,10 @@ function parseArgs(argv: string[]): {
     ? { quick, repeats: 2, longRepeats: 2, runMs: 400, longRunMs: 1_000 }
     : { quick, repeats: 7, longRepeats: 5, runMs: 1_000, longRunMs: 3_000 };
   const withRepeats = Number.isInteger(repeats) && repeats > 0 ? { ...options, repeats, longRepeats: repeats } : options;
-  const ids = argv.find((a) => a.startsWith('--contenders='))?.slice(13).split(',');
+  const ids = argv
+    .find((a) => a.startsWith('--contenders='))
+    ?.slice(13)
+    .split(',');
   for (const id of ids ?? []) contenderById(id); // an unknown id fails here, naming the known ones
   const pick = (list: readonly Contender[]): Contender[] => list.filter((c) => !ids || ids.includes(c.id));
   return { options: withRepeats, only: only ? new Set(only.split(',').map(Number)) : undefined, pick, partial: only !== undefined || ids !== undefined };
@@ -138,7 +141,9 @@ async function main(): Promise<void> {
     '',
     legend(rows),
     '',
-    `Machine: ${Object.entries(info).map(([k, v]) => `${k} ${v}`).join('; ')}`,
+    `Machine: ${Object.entries(info)
+      .map(([k, v]) => `${k} ${v}`)
+      .join('; ')}`,
     `Run: ${settings}; total ${((Date.now() - started) / 1000).toFixed(0)} s`,
     '',
   ].join('\n');

@@ -2,12 +2,7 @@ export { LockModule } from './nest/lock.module.js';
 export { LOCK_MODULE_OPTIONS, type LockModuleExtras, type LockOptionsFactory } from './nest/lock.module-definition.js';
 export { LockService } from './nest/lock.service.js';
 export { Locked, type LockedOptions, type LockNameFactory } from './nest/locked.decorator.js';
-export {
-  LockExceptionFilter,
-  LOCK_EXCEPTION_FILTER_OPTIONS,
-  type LockExceptionFilterOptions,
-  type LockErrorBody,
-} from './nest/lock-exception.filter.js';
+export { LockExceptionFilter, LOCK_EXCEPTION_FILTER_OPTIONS, type LockExceptionFilterOptions, type LockErrorBody } from './nest/lock-exception.filter.js';
 export { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from './contract/lock-provider.js';
 export { InMemoryLockProvider } from './stores/memory/index.js';
 export { createLockProvider } from './stores/lock-provider.factory.js';

@@ -11,10 +11,7 @@ import { PayoutsService } from './payouts/payouts.service.js';
  * one process. With REDIS_URL set, every replica shares its locks through Redis.
  */
 @Module({
-  imports: [
-    LockModule.forRoot(process.env.REDIS_URL ? { redis: process.env.REDIS_URL, ttl: 30_000 } : { ttl: 30_000 }),
-    ScheduleModule.forRoot(),
-  ],
+  imports: [LockModule.forRoot(process.env.REDIS_URL ? { redis: process.env.REDIS_URL, ttl: 30_000 } : { ttl: 30_000 }), ScheduleModule.forRoot()],
   controllers: [PayoutsController, AccountsController],
   providers: [PayoutsService, DigestTask],
 })

@@ -1,11 +1,6 @@
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
-import {
-  InMemoryLockProvider,
-  LockManager,
-  type LockManagerOptions,
-  type LockProvider,
-} from '../../lib/index.js';
+import { InMemoryLockProvider, LockManager, type LockManagerOptions, type LockProvider } from '../../lib/index.js';
 import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import type { BenchEnv, Contender, LockClient } from './contender.js';

@@ -26,10 +26,7 @@ export type CyclesRequest =
   | { type: 'close' }
   | { type: 'exit' };
 
-export type CyclesAnswer =
-  | { type: 'ready' }
-  | { type: 'result'; throughput: number; p50: number; p99: number; exact: number }
-  | { type: 'closed' };
+export type CyclesAnswer = { type: 'ready' } | { type: 'result'; throughput: number; p50: number; p99: number; exact: number } | { type: 'closed' };
 
 let client: LockClient | undefined;
 

@@ -36,80 +36,90 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
   const workers = Array.from({ length: PROCESSES }, () => new ChildWorker<ParentMessage, WorkerMessage>(workerPath));
   const callers = PROCESSES * CALLERS_PER_PROCESS;
   try {
-    const rows = await interleave(ctx, scenario, `${PROCESSES} processes × ${CALLERS_PER_PROCESS} callers, 1 name`, 'sections/s', contenders, ctx.options.longRepeats, async (c, rep) => {
-      const name = `bench:${scenario}:${c.id}:${rep}`;
-      const counterKey = `bench:${scenario}:counter:${c.id}:${rep}`;
-      try {
-        // The no-lock ceiling runs one caller in the first process only: its sections must not overlap either.
-        const prepare = (i: number): ParentMessage => ({
-          type: 'prepare',
-          contender: c.id,
-          env: ctx.env,
-          counterUrl: redis.url,
-          name,
-          counterKey,
-          callers: c.kind === 'reference' ? (i === 0 ? 1 : 0) : CALLERS_PER_PROCESS,
-        });
-        for (const m of await Promise.all(workers.map((w, i) => w.ask(prepare(i), 30_000)))) answer(m, 'ready');
-        // Unmeasured warm-up round, under MONITOR: how many of the commands are round trips from the clients.
-        const warmupMs = Math.min(500, durationMs);
-        const warm = await redis.countCommands(() => Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs: warmupMs, warmup: true }, warmupMs + 60_000))));
-        const warmSections = warm.result.map((m) => answer(m, 'done')).reduce((n, d) => n + d.sections, 0);
-        const roundTripsPerSection = warmSections > 0 ? (warm.client - SECTION_COMMANDS * warmSections) / warmSections : NaN;
-        await redis.admin.del(counterKey);
-        const statsBefore = await redis.commandStats();
-        const before = await redis.commandsProcessed();
-        // A give-up of a peer at default settings can take a few seconds past the deadline.
-        const done = (await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs }, durationMs + 60_000)))).map((m) => answer(m, 'done'));
-        const after = await redis.commandsProcessed();
-        const statsAfter = await redis.commandStats();
-        const counter = Number((await redis.admin.get(counterKey))?.split(' ')[0] ?? NaN);
-        const sections = done.reduce((n, d) => n + d.sections, 0);
-        const errors = done.reduce((n, d) => n + d.errors, 0);
-        const elapsedMs = Math.max(...done.map((d) => d.elapsedMs));
-        const maxWaitMs = Math.max(...done.map((d) => d.maxWaitMs));
-        // Strict FIFO: a caller waits for the sections of the other callers, each lasting the mean section period.
-        const fifoWaitMs = ((callers - 1) * elapsedMs) / Math.max(1, sections);
-        const commands = after - before - 1; // the second INFO counts itself
-        const firstError = done.find((d) => d.firstError)?.firstError;
-        const waits = done.flatMap((d) => d.waits);
-        const between = done.flatMap((d) => d.between);
-        const maxBetween = Math.max(...done.map((d) => d.maxBetween));
-        const switches = done.reduce((n, d) => n + d.switches, 0);
-        const busiest = Math.max(...done.flatMap((d) => d.perCaller));
-        if (sections === 0) throw new Error(`no section completed${firstError ? `: ${firstError}` : ''}`);
-        return {
-          throughput: (sections * 1000) / elapsedMs,
-          sections,
-          errors,
-          lockCommandsPerSection: c.store === 'redis' ? (commands - SECTION_COMMANDS * sections) / sections : NaN,
-          roundTripsPerSection: c.store === 'redis' ? roundTripsPerSection : NaN,
-          maxWaitMs,
-          fifoWaitMs,
-          waitVsFifo: maxWaitMs / fifoWaitMs,
-          p50WaitMs: quantile(waits, 0.5),
-          p99WaitMs: quantile(waits, 0.99),
-          /** The most sections of other callers that ran while one caller waited (strict FIFO: callers − 1). */
-          maxSectionsWaited: maxBetween,
-          p99SectionsWaited: quantile(between, 0.99),
-          sectionsWaitedVsFifo: maxBetween / (callers - 1),
-          ...(c.store === 'redis' ? perSection(statsBefore, statsAfter, sections) : {}),
-          exact: counter === sections ? 1 : 0,
-          /** Share of sections whose previous section was another caller's: near 1 for a fair lock, low when one caller barges back in. */
-          handOverShare: switches / sections,
-          /** Sections/s that followed another caller's section: how fast the lock actually moves between callers. */
-          handOversPerSecond: (switches * 1000) / elapsedMs,
-          /** Share of all sections done by the busiest of the 16 callers: 1/16 for a fair lock. */
-          busiestCallerShare: busiest / sections,
-          lostUpdates: sections - counter,
-        };
-      } finally {
-        for (const m of await Promise.all(workers.map((w) => w.ask({ type: 'close' }, 15_000)))) {
-          if (m.type !== 'closed') ctx.log(`  ${scenario} ${c.id}: closing a worker failed: ${'message' in m ? m.message : m.type}`);
+    const rows = await interleave(
+      ctx,
+      scenario,
+      `${PROCESSES} processes × ${CALLERS_PER_PROCESS} callers, 1 name`,
+      'sections/s',
+      contenders,
+      ctx.options.longRepeats,
+      async (c, rep) => {
+        const name = `bench:${scenario}:${c.id}:${rep}`;
+        const counterKey = `bench:${scenario}:counter:${c.id}:${rep}`;
+        try {
+          // The no-lock ceiling runs one caller in the first process only: its sections must not overlap either.
+          const prepare = (i: number): ParentMessage => ({
+            type: 'prepare',
+            contender: c.id,
+            env: ctx.env,
+            counterUrl: redis.url,
+            name,
+            counterKey,
+            callers: c.kind === 'reference' ? (i === 0 ? 1 : 0) : CALLERS_PER_PROCESS,
+          });
+          for (const m of await Promise.all(workers.map((w, i) => w.ask(prepare(i), 30_000)))) answer(m, 'ready');
+          // Unmeasured warm-up round, under MONITOR: how many of the commands are round trips from the clients.
+          const warmupMs = Math.min(500, durationMs);
+          const warm = await redis.countCommands(() =>
+            Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs: warmupMs, warmup: true }, warmupMs + 60_000))),
+          );
+          const warmSections = warm.result.map((m) => answer(m, 'done')).reduce((n, d) => n + d.sections, 0);
+          const roundTripsPerSection = warmSections > 0 ? (warm.client - SECTION_COMMANDS * warmSections) / warmSections : NaN;
+          await redis.admin.del(counterKey);
+          const statsBefore = await redis.commandStats();
+          const before = await redis.commandsProcessed();
+          // A give-up of a peer at default settings can take a few seconds past the deadline.
+          const done = (await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs }, durationMs + 60_000)))).map((m) => answer(m, 'done'));
+          const after = await redis.commandsProcessed();
+          const statsAfter = await redis.commandStats();
+          const counter = Number((await redis.admin.get(counterKey))?.split(' ')[0] ?? NaN);
+          const sections = done.reduce((n, d) => n + d.sections, 0);
+          const errors = done.reduce((n, d) => n + d.errors, 0);
+          const elapsedMs = Math.max(...done.map((d) => d.elapsedMs));
+          const maxWaitMs = Math.max(...done.map((d) => d.maxWaitMs));
+          // Strict FIFO: a caller waits for the sections of the other callers, each lasting the mean section period.
+          const fifoWaitMs = ((callers - 1) * elapsedMs) / Math.max(1, sections);
+          const commands = after - before - 1; // the second INFO counts itself
+          const firstError = done.find((d) => d.firstError)?.firstError;
+          const waits = done.flatMap((d) => d.waits);
+          const between = done.flatMap((d) => d.between);
+          const maxBetween = Math.max(...done.map((d) => d.maxBetween));
+          const switches = done.reduce((n, d) => n + d.switches, 0);
+          const busiest = Math.max(...done.flatMap((d) => d.perCaller));
+          if (sections === 0) throw new Error(`no section completed${firstError ? `: ${firstError}` : ''}`);
+          return {
+            throughput: (sections * 1000) / elapsedMs,
+            sections,
+            errors,
+            lockCommandsPerSection: c.store === 'redis' ? (commands - SECTION_COMMANDS * sections) / sections : NaN,
+            roundTripsPerSection: c.store === 'redis' ? roundTripsPerSection : NaN,
+            maxWaitMs,
+            fifoWaitMs,
+            waitVsFifo: maxWaitMs / fifoWaitMs,
+            p50WaitMs: quantile(waits, 0.5),
+            p99WaitMs: quantile(waits, 0.99),
+            /** The most sections of other callers that ran while one caller waited (strict FIFO: callers − 1). */
+            maxSectionsWaited: maxBetween,
+            p99SectionsWaited: quantile(between, 0.99),
+            sectionsWaitedVsFifo: maxBetween / (callers - 1),
+            ...(c.store === 'redis' ? perSection(statsBefore, statsAfter, sections) : {}),
+            exact: counter === sections ? 1 : 0,
+            /** Share of sections whose previous section was another caller's: near 1 for a fair lock, low when one caller barges back in. */
+            handOverShare: switches / sections,
+            /** Sections/s that followed another caller's section: how fast the lock actually moves between callers. */
+            handOversPerSecond: (switches * 1000) / elapsedMs,
+            /** Share of all sections done by the busiest of the 16 callers: 1/16 for a fair lock. */
+            busiestCallerShare: busiest / sections,
+            lostUpdates: sections - counter,
+          };
+        } finally {
+          for (const m of await Promise.all(workers.map((w) => w.ask({ type: 'close' }, 15_000)))) {
+            if (m.type !== 'closed') ctx.log(`  ${scenario} ${c.id}: closing a worker failed: ${'message' in m ? m.message : m.type}`);
+          }
+          await redis.admin.del(counterKey, `${counterKey}:warmup`);
         }
-        await redis.admin.del(counterKey, `${counterKey}:warmup`);
-      }
-    });
+      },
+    );
     addRatios(rows, true);
     const ceiling = rows.find((r) => r.kind === 'reference' && !r.skipped);
     const bestDefault = rows
@@ -129,13 +139,17 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
     for (const r of rows) {
       if (r.skipped) continue;
       const inexact = r.samples.filter((s) => s.exact !== 1).length;
-      if (inexact > 0) r.notes.push(`counter INEXACT in ${inexact}/${r.samples.length} runs (sections overlapped; ${r.samples.map((s) => s.lostUpdates).join(', ')} lost updates)`);
+      if (inexact > 0)
+        r.notes.push(
+          `counter INEXACT in ${inexact}/${r.samples.length} runs (sections overlapped; ${r.samples.map((s) => s.lostUpdates).join(', ')} lost updates)`,
+        );
       const errors = r.samples.reduce((n, s) => n + (s.errors ?? 0), 0);
       const breakdown = Object.entries(r.median)
         .filter(([k, v]) => k.startsWith('cmd:') && v >= 0.05)
         .sort((a, b) => b[1] - a[1])
         .map(([k, v]) => `${k.slice(4)} ${v.toFixed(1)}`);
-      if (breakdown.length && r.kind !== 'peer') r.notes.push(`Redis commands per section (incl. the section's get + set, and calls inside scripts): ${breakdown.join(', ')}`);
+      if (breakdown.length && r.kind !== 'peer')
+        r.notes.push(`Redis commands per section (incl. the section's get + set, and calls inside scripts): ${breakdown.join(', ')}`);
       if (errors > 0) r.notes.push(`${errors} acquisitions gave up (retries exhausted) and were retried by the caller`);
     }
     return rows;

@@ -78,7 +78,7 @@ async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>
   await Promise.all(
     Array.from({ length: callers }, async (_, index) => {
       const caller = `${process.pid}.${index}`;
-      for (let i = 0; i < MAX_CYCLES_PER_CALLER && now() < deadline; ) {
+      for (let i = 0; i < MAX_CYCLES_PER_CALLER && now() < deadline;) {
         // A wait lasts from the first request to entry, across a peer's give-ups and our retries of them.
         const requested = now();
         for (;;) {
@@ -111,7 +111,19 @@ async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>
       }
     }),
   );
-  return { type: 'done', sections, switches, perCaller, errors, maxWaitMs, waits, between: order.between, maxBetween: order.max, elapsedMs: now() - started, firstError };
+  return {
+    type: 'done',
+    sections,
+    switches,
+    perCaller,
+    errors,
+    maxWaitMs,
+    waits,
+    between: order.between,
+    maxBetween: order.max,
+    elapsedMs: now() - started,
+    firstError,
+  };
 }
 
 async function close(): Promise<WorkerMessage> {

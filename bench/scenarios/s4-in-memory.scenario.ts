@@ -18,7 +18,14 @@ export async function inMemory(ctx: BenchContext, contenders: readonly Contender
     for (const callers of [1, MEMORY_CONCURRENT_CALLERS]) {
       const variant = callers === 1 ? 'sequential, 1 name' : `${callers} concurrent, 1 name`;
       const group = await interleave(ctx, 's4', variant, 'cycles/s', contenders, ctx.options.repeats, (c, rep) =>
-        pool.run(c, { callers, ms: ctx.options.runMs, name: `bench:s4:${c.id}:${callers}:${rep}`, distinct: false, section: 'counter', warmup: 2_000 / callers }),
+        pool.run(c, {
+          callers,
+          ms: ctx.options.runMs,
+          name: `bench:s4:${c.id}:${callers}:${rep}`,
+          distinct: false,
+          section: 'counter',
+          warmup: 2_000 / callers,
+        }),
       );
       addRatios(group);
       rows.push(...group);

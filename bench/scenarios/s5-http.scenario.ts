@@ -130,7 +130,8 @@ export async function http(ctx: BenchContext): Promise<Row[]> {
     // Two tables: distinct names, and one shared name; the undecorated route is the baseline of both.
     const rows: Row[] = [];
     for (const group of ['distinct', 'shared'] as const) {
-      const variant = group === 'distinct' ? `a new name per request, ${HTTP_CONNECTIONS} connections` : `one shared name, requests wait, ${HTTP_CONNECTIONS} connections`;
+      const variant =
+        group === 'distinct' ? `a new name per request, ${HTTP_CONNECTIONS} connections` : `one shared name, requests wait, ${HTTP_CONNECTIONS} connections`;
       const members = all
         .filter((r) => r.kind === 'raw' || ROUTES.find((x) => x.id === r.id)!.group === group)
         .map((r) => ({ ...r, variant, notes: [...r.notes] }));

@@ -59,7 +59,9 @@ export function answer<A extends { type: string }, T extends A['type']>(m: A | F
 }
 
 /** In a child: routes parent messages to handlers, and reports a handler's failure as `failed`. */
-export function serveParent<Request extends { type: string }>(handlers: { [K in Request['type']]?: (m: Extract<Request, { type: K }>) => Promise<unknown> }): void {
+export function serveParent<Request extends { type: string }>(handlers: {
+  [K in Request['type']]?: (m: Extract<Request, { type: K }>) => Promise<unknown>;
+}): void {
   process.on('message', (m: Request) => {
     if (m.type === 'exit') process.exit(0);
     const handler = handlers[m.type as Request['type']] as ((m: Request) => Promise<unknown>) | undefined;

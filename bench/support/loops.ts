@@ -61,7 +61,11 @@ export async function measureCycles(
   name: (caller: number) => string,
   fn: () => Promise<void> = async () => {},
 ): Promise<{ throughput: number; p50: number; p99: number; cycles: number }> {
-  const r = await within(timedLoops(callers, ms, (caller) => client.withLock(name(caller), fn)), ms + 30_000, 'the run');
+  const r = await within(
+    timedLoops(callers, ms, (caller) => client.withLock(name(caller), fn)),
+    ms + 30_000,
+    'the run',
+  );
   if (r.errors > 0) throw new Error(`${r.errors} cycles failed: ${r.firstError}`);
   return { throughput: (r.cycles * 1000) / r.elapsedMs, p50: r.latencies.p(0.5), p99: r.latencies.p(0.99), cycles: r.cycles };
 }

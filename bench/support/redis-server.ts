@@ -135,7 +135,21 @@ export async function startReplica(masterUrl: string): Promise<{ stop(): Promise
   const port = await freePort();
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--replicaof', '127.0.0.1', masterPort || '6379', '--repl-diskless-load', 'on-empty-db'],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--replicaof',
+      '127.0.0.1',
+      masterPort || '6379',
+      '--repl-diskless-load',
+      'on-empty-db',
+    ],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   const stop = async (): Promise<void> => {

@@ -23,7 +23,9 @@ function extra(r: Row): string {
     if (!Number.isNaN(m.lockCommandsPerSection ?? NaN)) {
       parts.push(`${(m.lockCommandsPerSection ?? 0).toFixed(1)} cmd/sect (${(m.roundTripsPerSection ?? NaN).toFixed(1)} round trips)`);
     }
-    parts.push(`wait p50/p99/max ${ms(m.p50WaitMs)}/${ms(m.p99WaitMs)}/${ms(m.maxWaitMs)} ms, max ${(m.waitVsFifo ?? NaN).toFixed(2)}× FIFO (${ms(m.fifoWaitMs)} ms)`);
+    parts.push(
+      `wait p50/p99/max ${ms(m.p50WaitMs)}/${ms(m.p99WaitMs)}/${ms(m.maxWaitMs)} ms, max ${(m.waitVsFifo ?? NaN).toFixed(2)}× FIFO (${ms(m.fifoWaitMs)} ms)`,
+    );
     if (m.maxSectionsWaited !== undefined) parts.push(`sections waited p99/max ${fmt(m.p99SectionsWaited ?? NaN)}/${fmt(m.maxSectionsWaited)} (FIFO 15)`);
     parts.push(`hand-overs ${pc(m.handOverShare)} (${fmt(m.handOversPerSecond ?? NaN)}/s), busiest caller ${pc(m.busiestCallerShare)}`);
     parts.push(r.samples.every((s) => s.exact === 1) ? 'exact' : 'INEXACT');
@@ -82,8 +84,24 @@ export function targets(rows: Row[]): Target[] {
   const s3 = find(rows, 's3', 'ours-redis');
   t.push(target('s3', `contended ≥ 3× best peer at default settings (${s3?.bestDefaultPeer ?? '-'})`, s3?.vsBestDefaultPeer, '>=', 3));
   t.push(target('s3', 'contended ≥ 1.3× raw 1 ms poller', s3?.vsRaw, '>=', 1.3));
-  t.push(target('s3', 'contended ≤ 5 Redis commands per section (INFO total_commands_processed, in-script calls included)', s3?.median.lockCommandsPerSection, '<=', 5));
-  t.push(target('s3', 'contended ≤ 5 Redis commands per section, counting round trips only (client commands seen by MONITOR)', s3?.median.roundTripsPerSection, '<=', 5));
+  t.push(
+    target(
+      's3',
+      'contended ≤ 5 Redis commands per section (INFO total_commands_processed, in-script calls included)',
+      s3?.median.lockCommandsPerSection,
+      '<=',
+      5,
+    ),
+  );
+  t.push(
+    target(
+      's3',
+      'contended ≤ 5 Redis commands per section, counting round trips only (client commands seen by MONITOR)',
+      s3?.median.roundTripsPerSection,
+      '<=',
+      5,
+    ),
+  );
   // Strict FIFO order makes each of 16 looping callers wait for the 15 sections of the others; the
   // wait in ms also holds the machine's stalls, which a strict FIFO lock suffers as much (see the notes).
   t.push(

@@ -41,7 +41,15 @@ export function chart(rows: Row[], subtitle: string): string {
     const top = Math.max(...group.rows.map((r) => (group.whiskers ? r.max : group.value(r))), 1e-9);
     for (const r of group.rows) {
       const color =
-        r.kind === 'ours' ? COLORS.ours : r.kind === 'raw' ? COLORS.raw : r.kind === 'reference' ? COLORS.reference : r.retry === 'tuned' ? COLORS.tuned : COLORS.default;
+        r.kind === 'ours'
+          ? COLORS.ours
+          : r.kind === 'raw'
+            ? COLORS.raw
+            : r.kind === 'reference'
+              ? COLORS.reference
+              : r.retry === 'tuned'
+                ? COLORS.tuned
+                : COLORS.default;
       const v = group.value(r);
       const w = Math.max(1, (v / top) * barMax);
       const x1 = group.whiskers ? labelW + (r.max / top) * barMax : labelW + w;
@@ -67,7 +75,10 @@ export function chart(rows: Row[], subtitle: string): string {
     ['peer, 10 ms retry', COLORS.tuned],
     ['no lock (ceiling)', COLORS.reference],
   ]
-    .map(([name, color], i) => `<rect x="${10 + i * 190}" y="${legendY - 10}" width="12" height="12" fill="${color}"/><text x="${28 + i * 190}" y="${legendY}">${esc(name!)}</text>`)
+    .map(
+      ([name, color], i) =>
+        `<rect x="${10 + i * 190}" y="${legendY - 10}" width="12" height="12" fill="${color}"/><text x="${28 + i * 190}" y="${legendY}">${esc(name!)}</text>`,
+    )
     .join('');
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y}" viewBox="0 0 ${width} ${y}" font-family="-apple-system,Segoe UI,Helvetica,Arial,sans-serif" font-size="12">`,

@@ -65,7 +65,14 @@ export class LockEventLog implements OnModuleInit, OnModuleDestroy {
         entry = { at: new Date().toISOString(), type: 'released', name: event.name, fencingToken: event.fencingToken, heldMs: Math.round(event.heldMs) };
         break;
       case 'lost':
-        entry = { at: new Date().toISOString(), type: 'lost', name: event.name, fencingToken: event.fencingToken, heldMs: Math.round(event.heldMs), detail: redact(event.reason) };
+        entry = {
+          at: new Date().toISOString(),
+          type: 'lost',
+          name: event.name,
+          fencingToken: event.fencingToken,
+          heldMs: Math.round(event.heldMs),
+          detail: redact(event.reason),
+        };
         break;
       case 'timeout':
         entry = { at: new Date().toISOString(), type: 'timeout', name: event.name, waitMs: Math.round(event.waitMs) };
@@ -83,7 +90,8 @@ export class LockEventLog implements OnModuleInit, OnModuleDestroy {
 
   private count(entry: DashboardEvent): void {
     let c = this.counts.get(entry.name);
-    if (c) this.counts.delete(entry.name); // re-inserted last: the most recently active
+    if (c)
+      this.counts.delete(entry.name); // re-inserted last: the most recently active
     else c = { name: entry.name, acquired: 0, released: 0, lost: 0, timeouts: 0, storeErrors: 0 };
     if (entry.type === 'acquired') c.acquired++;
     else if (entry.type === 'released') c.released++;

@@ -211,7 +211,14 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     const reason = new LockLostError(this.name, detail);
     this.ctx.logger.warn(reason.message);
     this.lostReason = reason;
-    this.ctx.emit({ type: 'lost', name: this.name, label: this.settings.label, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, reason: detail });
+    this.ctx.emit({
+      type: 'lost',
+      name: this.name,
+      label: this.settings.label,
+      fencingToken: this.fencingToken,
+      heldMs: now() - this.acquiredAt,
+      reason: detail,
+    });
     this.controller?.abort(reason);
   }
 

@@ -251,7 +251,8 @@ export class LockAcquirer {
         cohort.hold(lock, { fencingToken: grant.fencingToken, fences, arrivals: this.arrivals });
       }
       if (grant.queued) this.ctx.emit({ type: 'contended', name: req.name, onHeld: o.onHeld });
-      if (this.ctx.observed) this.ctx.emit({ type: 'acquired', name: req.name, label: o.label, fencingToken: grant.fencingToken, waitMs: now() - req.requestedAt });
+      if (this.ctx.observed)
+        this.ctx.emit({ type: 'acquired', name: req.name, label: o.label, fencingToken: grant.fencingToken, waitMs: now() - req.requestedAt });
       return lock;
     } finally {
       atStore?.fromStore(false);

@@ -124,10 +124,14 @@ export class LockManager {
     const req = this.request(name, { ...this.resolve(options), onHeld: 'wait' }, undefined);
     const started = req.requestedAt;
     if (this.context.observed) {
-      return this.outcomes.watch(req, () => this.acquirer.take(req, asIs), (lock) => {
-        if (!lock) throw this.outcomes.waitFailed(req, started);
-        return lock;
-      });
+      return this.outcomes.watch(
+        req,
+        () => this.acquirer.take(req, asIs),
+        (lock) => {
+          if (!lock) throw this.outcomes.waitFailed(req, started);
+          return lock;
+        },
+      );
     }
     const handle = await this.acquirer.take(req, asIs);
     if (!handle) throw this.outcomes.waitFailed(req, started);
@@ -278,7 +282,11 @@ export class LockManager {
     const req = this.request(name, options, scope);
     if (this.context.observed) {
       const started = now();
-      return this.outcomes.watch(req, () => this.acquirer.take(req, asIs), (lock) => this.outcomes.entered(req, started, lock));
+      return this.outcomes.watch(
+        req,
+        () => this.acquirer.take(req, asIs),
+        (lock) => this.outcomes.entered(req, started, lock),
+      );
     }
     return this.acquirer.take(req, (lock) => this.outcomes.entered(req, req.requestedAt, lock));
   }

@@ -29,7 +29,9 @@ export class LockOutcomes {
   private readonly heldSkips = new LogWindow(LOG_INTERVAL_MS, (name, n, s) => this.logger.debug(heldSummaryLog(name, 'skipped', n, s)));
   private readonly heldThrows = new LogWindow(LOG_INTERVAL_MS, (name, n, s) => this.logger.debug(heldSummaryLog(name, 'refused', n, s)));
   /** Store failures: one line per cause and interval, then a count. */
-  private readonly storeFailures = new LogWindow(LOG_INTERVAL_MS, (key, n, s) => this.logger.warn(storeFailuresSummaryLog(key.slice(key.indexOf(' ') + 1), n, s)));
+  private readonly storeFailures = new LogWindow(LOG_INTERVAL_MS, (key, n, s) =>
+    this.logger.warn(storeFailuresSummaryLog(key.slice(key.indexOf(' ') + 1), n, s)),
+  );
 
   constructor(
     private readonly logger: LockLogger,

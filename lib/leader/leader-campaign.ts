@@ -162,7 +162,14 @@ export class LeaderCampaign implements Campaign {
   private async lead(lock: HeldLock): Promise<void> {
     const provider = this.engine.provider;
     const watch = provider.watchConnection ? (onLost: () => void) => provider.watchConnection!(onLost) : undefined;
-    const term = new LeaderTerm({ name: this.name, instanceId: this.instanceId, lock, ttl: this.ttl, onEnd: (t, reason, detail) => this.ended(t, reason, detail), watch });
+    const term = new LeaderTerm({
+      name: this.name,
+      instanceId: this.instanceId,
+      lock,
+      ttl: this.ttl,
+      onEnd: (t, reason, detail) => this.ended(t, reason, detail),
+      watch,
+    });
     this.term = term;
     this.engine.emit({ type: 'elected', name: this.name, fencingToken: lock.fencingToken, instanceId: this.instanceId });
     this.logger.debug(`This instance (${this.instanceId}) leads "${this.name}" (fencing token ${lock.fencingToken}).`);

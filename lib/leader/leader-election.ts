@@ -5,13 +5,7 @@ import { silentLogger, type LockLogger } from '../contract/lock-logger.interface
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { leaderOnlyMessage } from '../errors/lock.messages.js';
 import { LeaderCampaign, type Campaign } from './leader-campaign.js';
-import {
-  DEFAULT_LEADER_RETRY_DELAY,
-  DEFAULT_LEADER_TTL,
-  LEADER_LOCK_PREFIX,
-  type CampaignOptions,
-  type LeaderInfo,
-} from './leader-options.interface.js';
+import { DEFAULT_LEADER_RETRY_DELAY, DEFAULT_LEADER_TTL, LEADER_LOCK_PREFIX, type CampaignOptions, type LeaderInfo } from './leader-options.interface.js';
 import { assertInstanceId, assertLeaderName, assertLeaderOptions } from './leader-options.validation.js';
 import type { Leadership } from './leadership.js';
 
@@ -68,9 +62,12 @@ export class LeaderElection {
     const where = `campaign("${String(name)}")`;
     assertLeaderName(name, where);
     assertLeaderOptions(options, where);
-    if (this.stopping) throw new LockOptionsError(leaderOnlyMessage(where, 'the leader election is stopped (application shutdown)', 'start no campaigns after the app closes'));
+    if (this.stopping)
+      throw new LockOptionsError(leaderOnlyMessage(where, 'the leader election is stopped (application shutdown)', 'start no campaigns after the app closes'));
     if (this.campaigns.has(name)) {
-      throw new LockOptionsError(leaderOnlyMessage(where, `this instance already campaigns for "${name}"`, 'use one campaign, or one @Leader method, per name'));
+      throw new LockOptionsError(
+        leaderOnlyMessage(where, `this instance already campaigns for "${name}"`, 'use one campaign, or one @Leader method, per name'),
+      );
     }
     const campaign = new LeaderCampaign({
       name,

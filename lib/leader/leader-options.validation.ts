@@ -24,7 +24,10 @@ export function assertLeaderOptions(options: unknown, where: string): asserts op
       throw new LockOptionsError(unknownOptionMessage(where, key, KEYS));
     }
   }
-  for (const [key, min] of [['ttl', 1], ['retryDelay', 0]] as const) {
+  for (const [key, min] of [
+    ['ttl', 1],
+    ['retryDelay', 0],
+  ] as const) {
     const v = o[key];
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= min)) {
       throw new LockOptionsError(optionMessage(where, key, `a finite number of milliseconds ${min === 0 ? '>= 0' : '> 0'}`, v));

@@ -44,7 +44,6 @@ export interface Leadership {
   resign(): void;
 }
 
-
 /** What a {@link LeaderTerm} starts from. @internal */
 export interface LeaderTermSetup {
   readonly name: string;

@@ -1,11 +1,6 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import {
-  ConfigurableLockModule,
-  LOCK_ASYNC_OPTIONS_TYPE,
-  LOCK_MODULE_OPTIONS,
-  LOCK_OPTIONS_TYPE,
-} from './lock.module-definition.js';
+import { ConfigurableLockModule, LOCK_ASYNC_OPTIONS_TYPE, LOCK_MODULE_OPTIONS, LOCK_OPTIONS_TYPE } from './lock.module-definition.js';
 import { LockProvider } from '../contract/lock-provider.js';
 import type { LockModuleOptions } from './lock-module-options.interface.js';
 import { assertModuleOptions } from './lock-module-options.validation.js';

@@ -1,11 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type BeforeApplicationShutdown,
-  type OnApplicationShutdown,
-  type OnModuleInit,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 import type { LockModuleOptions } from './lock-module-options.interface.js';
 import { checkedManagerOptions, LockManager } from '../engine/lock-manager.js';

@@ -18,6 +18,7 @@ import { lockEngineOf } from '../engine/lock-manager.js';
 import type { LockEngine } from '../engine/lock-engine.interface.js';
 
 /** A lock name computed from the method's own arguments (after pipes, in a controller). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a name function takes the method's own typed arguments; unknown[] would refuse them
 export type LockNameFactory = (...args: any[]) => string;
 
 /** Options of {@link Locked}. */
@@ -123,7 +124,11 @@ export function Locked(name?: string | LockNameFactory | LockedOptions, options?
         const engine = lockEngineOf(lockManagerOf(service));
         resolved = { service, engine, options: engine.resolve(opts), scheduled };
       }
-      return invokeLocked(resolved.engine, { name, options: resolved.options, scheduled: resolved.scheduled, observable }, { instance: this, method: original, args });
+      return invokeLocked(
+        resolved.engine,
+        { name, options: resolved.options, scheduled: resolved.scheduled, observable },
+        { instance: this, method: original, args },
+      );
     };
 
     // Carry over what decorators below this one attached to the original function.

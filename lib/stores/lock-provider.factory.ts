@@ -29,8 +29,7 @@ export async function buildLockProvider(options: LockStoreOptions): Promise<Lock
   if (options.postgres !== undefined) {
     const { PostgresLockProvider } = await import('./postgres/index.js');
     const given = options.postgres;
-    const settings =
-      typeof given === 'object' && given !== null && 'connection' in given ? { ...given } : { connection: given };
+    const settings = typeof given === 'object' && given !== null && 'connection' in given ? { ...given } : { connection: given };
     const provider = new PostgresLockProvider({ commandTimeout: options.commandTimeout, ...settings });
     owned.add(provider);
     return provider;

@@ -20,7 +20,14 @@ const env: BenchEnv = { redisUrl, pgUrl: 'postgres://unused', ttl: 10_000 };
 const prefix = `bench-smoke:${process.pid}:${Date.now()}`;
 
 /** `callers` × `rounds` sections, each a read-modify-write with an await in between. */
-async function hammer(client: LockClient, name: string, callers: number, rounds: number, read: () => Promise<number>, write: (v: number) => Promise<void>): Promise<void> {
+async function hammer(
+  client: LockClient,
+  name: string,
+  callers: number,
+  rounds: number,
+  read: () => Promise<number>,
+  write: (v: number) => Promise<void>,
+): Promise<void> {
   await Promise.all(
     Array.from({ length: callers }, async () => {
       for (let i = 0; i < rounds; i++) {
@@ -132,7 +139,14 @@ describe.each([oursMemory, asyncMutex, rawMemory])('in-memory contender $id', (c
     const client = await contender.create(env);
     let counter = 0;
     try {
-      await hammer(client, 'one', 50, 4, async () => counter, async (v) => void (counter = v));
+      await hammer(
+        client,
+        'one',
+        50,
+        4,
+        async () => counter,
+        async (v) => void (counter = v),
+      );
     } finally {
       await client.close();
     }

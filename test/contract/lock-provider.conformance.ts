@@ -169,7 +169,7 @@ export function describeLockProviderConformance(label: string, create: () => Pro
       expect(await p.extend(key, 'impatient', 1_000)).toBe(false);
     });
 
-    test('a wait that ended (timeout or abort) is in nobody\'s way once its call returned: a try right after the release gets the key', async () => {
+    test("a wait that ended (timeout or abort) is in nobody's way once its call returned: a try right after the release gets the key", async () => {
       const q = target.peer ?? p;
       const spurious: string[] = [];
       for (let i = 0; i < 32; i++) {
@@ -234,7 +234,7 @@ export function describeLockProviderConformance(label: string, create: () => Pro
       expect(maxInside).toBe(1);
     });
 
-    test('a release and another owner\'s wait sent at once (through coalesce where the store has it) act in that order', async () => {
+    test("a release and another owner's wait sent at once (through coalesce where the store has it) act in that order", async () => {
       const a = token();
       const b = token();
       expect(await p.acquire({ key, owner: a, ttl: 10_000, wait: false })).not.toBeNull();

@@ -58,18 +58,19 @@ describe('the lock page in Chromium', () => {
     if (!existsSync(CHROMIUM)) {
       throw new Error(`This test needs Chromium at ${CHROMIUM} (Debian package 'chromium': apt-get install -y chromium; .ci/run installs it).`);
     }
-    child = spawn(process.execPath, [compiledScript(new URL('./fixtures/lock-holder.js', import.meta.url)), JSON.stringify({ url, keyPrefix, names: ['report:2026-12', 'invoice:7'] })], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
+    child = spawn(
+      process.execPath,
+      [compiledScript(new URL('./fixtures/lock-holder.js', import.meta.url)), JSON.stringify({ url, keyPrefix, names: ['report:2026-12', 'invoice:7'] })],
+      {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
     lines = new ChildLines(child);
     await lines.next('held report:2026-12');
     await lines.next('held invoice:7');
 
     const ref = await Test.createTestingModule({
-      imports: [
-        LockModule.forRoot({ redis: url, keyPrefix }),
-        LockDashboardModule.register({ path: '/admin/locks', guard: TokenGuard, refreshMs: 300 }),
-      ],
+      imports: [LockModule.forRoot({ redis: url, keyPrefix }), LockDashboardModule.register({ path: '/admin/locks', guard: TokenGuard, refreshMs: 300 })],
       controllers: [Work],
     }).compile();
     app = ref.createNestApplication(new ExpressAdapter());

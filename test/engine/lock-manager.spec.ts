@@ -51,9 +51,18 @@ describe('LockManager.withLock', () => {
   test('passes the error through unchanged, and releases on throw and on rejection', async () => {
     const { m, provider } = manager();
     const boom = new Error('boom');
-    await expect(m.withLock('a', () => { throw boom; })).rejects.toBe(boom);
+    await expect(
+      m.withLock('a', () => {
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
     expect(provider.isHeld('a')).toBe(false);
-    await expect(m.withLock('a', async () => { await sleep(1); throw boom; })).rejects.toBe(boom);
+    await expect(
+      m.withLock('a', async () => {
+        await sleep(1);
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
     expect(provider.isHeld('a')).toBe(false);
   });
 
@@ -69,7 +78,7 @@ describe('LockManager.withLock', () => {
     const { m, provider } = manager();
     const release = await provider.hold('payouts');
     const fn = jest.fn();
-    const err: any = await m.withLock("payouts", fn).catch((e: any) => e);
+    const err = (await m.withLock('payouts', fn).catch((e: unknown) => e)) as LockAcquireError;
     expect(err).toBeInstanceOf(LockAcquireError);
     expect(err.lockName).toBe('payouts');
     expect(err.reason).toBe('held');
@@ -114,13 +123,17 @@ describe('LockManager.withLock', () => {
     await Promise.all(
       [0, 1, 2, 3, 4].map(async (i) => {
         await sleep(i * 20);
-        await m.withLock('q', async () => {
-          inside++;
-          expect(inside).toBe(1);
-          order.push(i);
-          await sleep(30);
-          inside--;
-        }, { onHeld: 'wait' });
+        await m.withLock(
+          'q',
+          async () => {
+            inside++;
+            expect(inside).toBe(1);
+            order.push(i);
+            await sleep(30);
+            inside--;
+          },
+          { onHeld: 'wait' },
+        );
       }),
     );
     expect(order).toEqual([0, 1, 2, 3, 4]);
@@ -130,7 +143,7 @@ describe('LockManager.withLock', () => {
     const { m, provider, events } = manager();
     const release = await provider.hold('a');
     const started = Date.now();
-    const err = await m.withLock('a', () => 1, { onHeld: 'wait', waitTimeout: 200 }).catch((e: any) => e);
+    const err = (await m.withLock('a', () => 1, { onHeld: 'wait', waitTimeout: 200 }).catch((e: unknown) => e)) as LockAcquireError;
     expect(err).toBeInstanceOf(LockAcquireError);
     expect(err.reason).toBe('timeout');
     expect(Date.now() - started).toBeGreaterThanOrEqual(150);
@@ -157,7 +170,7 @@ describe('LockManager.withLock', () => {
   test('nesting the same name fails at once with LockReentryError, not a stall', async () => {
     const { m } = manager();
     const started = Date.now();
-    const err = await m.withLock('a', () => m.withLock('a', () => 1, { onHeld: 'wait' })).catch((e: any) => e);
+    const err = (await m.withLock('a', () => m.withLock('a', () => 1, { onHeld: 'wait' })).catch((e: unknown) => e)) as LockReentryError;
     expect(err).toBeInstanceOf(LockReentryError);
     expect(err.message).toContain('reentrant: true');
     expect(Date.now() - started).toBeLessThan(1000);
@@ -200,7 +213,7 @@ describe('LockManager.withLock', () => {
 
   test('a store failure is a LockStoreError, never LockAcquireError', async () => {
     const { m, events } = manager({ provider: new DownProvider() });
-    const err = await m.withLock('a', () => 1).catch((e: any) => e);
+    const err = await m.withLock('a', () => 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LockStoreError);
     expect(err).not.toBeInstanceOf(LockAcquireError);
     expect(events.some((e) => e.type === 'store-error')).toBe(true);
@@ -212,7 +225,9 @@ describe('LockManager.withLock', () => {
         throw new TypeError('socket closed');
       }
     }
-    const err = await manager({ provider: new Broken() }).m.withLock('a', () => 1).catch((e: any) => e);
+    const err = (await manager({ provider: new Broken() })
+      .m.withLock('a', () => 1)
+      .catch((e: unknown) => e)) as LockStoreError;
     expect(err).toBeInstanceOf(LockStoreError);
     expect(err.cause).toBeInstanceOf(TypeError);
     expect(err.lockName).toBe('a');
@@ -278,7 +293,12 @@ describe('handles: acquire, tryAcquire, fencing, release', () => {
   });
 
   test('an onEvent that throws does not break locking', async () => {
-    const m = new LockManager({ provider: new InMemoryLockProvider(), onEvent: () => { throw new Error('metrics down'); } });
+    const m = new LockManager({
+      provider: new InMemoryLockProvider(),
+      onEvent: () => {
+        throw new Error('metrics down');
+      },
+    });
     expect(await m.withLock('a', () => 7)).toBe(7);
   });
 });
@@ -286,26 +306,34 @@ describe('handles: acquire, tryAcquire, fencing, release', () => {
 describe('leases', () => {
   test('renewal keeps the lock alive past its ttl while the holder runs', async () => {
     const { m, provider, events } = manager();
-    await m.withLock('long', async (lock) => {
-      await sleep(2_000);
-      expect(lock.held).toBe(true);
-      expect(lock.signal.aborted).toBe(false);
-      expect(provider.isHeld('long')).toBe(true);
-    }, { ttl: 600 });
+    await m.withLock(
+      'long',
+      async (lock) => {
+        await sleep(2_000);
+        expect(lock.held).toBe(true);
+        expect(lock.signal.aborted).toBe(false);
+        expect(provider.isHeld('long')).toBe(true);
+      },
+      { ttl: 600 },
+    );
     expect(events.filter((e) => e.type === 'extended').length).toBeGreaterThanOrEqual(2);
   });
 
   test('renew: false lets the lease end: the signal aborts with LockLostError and another caller gets in', async () => {
     const { m } = manager();
-    await m.withLock('short', async (lock) => {
-      await sleep(700);
-      expect(lock.signal.aborted).toBe(true);
-      expect(lock.signal.reason).toBeInstanceOf(LockLostError);
-      expect(lock.held).toBe(false);
-      const other = await m.tryAcquire('short');
-      expect(other).not.toBeNull();
-      await other!.release();
-    }, { ttl: 200, renew: false });
+    await m.withLock(
+      'short',
+      async (lock) => {
+        await sleep(700);
+        expect(lock.signal.aborted).toBe(true);
+        expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+        expect(lock.held).toBe(false);
+        const other = await m.tryAcquire('short');
+        expect(other).not.toBeNull();
+        await other!.release();
+      },
+      { ttl: 200, renew: false },
+    );
   });
 
   test('a lock taken over after expiry is not released by the old holder', async () => {
@@ -392,7 +420,7 @@ describe('bad input', () => {
     ['fn that is not a function', () => m.withLock('a', 5 as unknown as () => 1)],
     ['a name for tryAcquire that is not a string', () => m.tryAcquire(null as unknown as string)],
   ])('%s raises LockOptionsError and runs nothing', async (_label, call) => {
-    const err = await (call as () => Promise<unknown>)().catch((e: any) => e);
+    const err = await (call as () => Promise<unknown>)().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LockOptionsError);
   });
 

@@ -6,15 +6,7 @@
  */
 import 'reflect-metadata';
 import { Test } from '@nestjs/testing';
-import {
-  InMemoryLockProvider,
-  LockError,
-  LockManager,
-  LockModule,
-  LockOptionsError,
-  LockStoreError,
-  Locked,
-} from '../../lib/index.js';
+import { InMemoryLockProvider, LockError, LockManager, LockModule, LockOptionsError, LockStoreError, Locked } from '../../lib/index.js';
 import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 
@@ -31,53 +23,108 @@ async function errorOf(run: () => unknown): Promise<Error> {
 }
 
 const cases: Array<[what: string, run: () => unknown, subject: RegExp, type: new (...args: never[]) => Error]> = [
-  ['a held lock', async () => {
-    const memory = new InMemoryLockProvider();
-    await memory.hold('job');
-    await new LockManager({ provider: memory }).withLock('job', () => 1, { onHeld: 'throw' });
-  }, /Lock "job"/, LockError],
-  ['a wait that ran out', async () => {
-    const memory = new InMemoryLockProvider();
-    await memory.hold('job');
-    await new LockManager({ provider: memory }).acquire('job', { waitTimeout: 20 });
-  }, /lock "job"/, LockError],
-  ['a nested call for the same lock', async () => {
-    const locks = new LockManager({ provider: new InMemoryLockProvider() });
-    await locks.withLock('job', () => locks.withLock('job', () => 1));
-  }, /Lock "job"/, LockError],
-  ['a hold() on a held lock', async () => {
-    const memory = new InMemoryLockProvider();
-    await memory.hold('job');
-    await memory.hold('job');
-  }, /hold\("job"\)/, LockError],
-  ['a lock requested after close', async () => {
-    const locks = new LockManager({ provider: new InMemoryLockProvider() });
-    await locks.close();
-    await locks.withLock('job', () => 1);
-  }, /Lock "job"/, LockError],
-  ['withLock without a function', () => new LockManager({ provider: new InMemoryLockProvider() }).withLock('job', 'run' as never), /withLock\("job"\)/, LockOptionsError],
+  [
+    'a held lock',
+    async () => {
+      const memory = new InMemoryLockProvider();
+      await memory.hold('job');
+      await new LockManager({ provider: memory }).withLock('job', () => 1, { onHeld: 'throw' });
+    },
+    /Lock "job"/,
+    LockError,
+  ],
+  [
+    'a wait that ran out',
+    async () => {
+      const memory = new InMemoryLockProvider();
+      await memory.hold('job');
+      await new LockManager({ provider: memory }).acquire('job', { waitTimeout: 20 });
+    },
+    /lock "job"/,
+    LockError,
+  ],
+  [
+    'a nested call for the same lock',
+    async () => {
+      const locks = new LockManager({ provider: new InMemoryLockProvider() });
+      await locks.withLock('job', () => locks.withLock('job', () => 1));
+    },
+    /Lock "job"/,
+    LockError,
+  ],
+  [
+    'a hold() on a held lock',
+    async () => {
+      const memory = new InMemoryLockProvider();
+      await memory.hold('job');
+      await memory.hold('job');
+    },
+    /hold\("job"\)/,
+    LockError,
+  ],
+  [
+    'a lock requested after close',
+    async () => {
+      const locks = new LockManager({ provider: new InMemoryLockProvider() });
+      await locks.close();
+      await locks.withLock('job', () => 1);
+    },
+    /Lock "job"/,
+    LockError,
+  ],
+  [
+    'withLock without a function',
+    () => new LockManager({ provider: new InMemoryLockProvider() }).withLock('job', 'run' as never),
+    /withLock\("job"\)/,
+    LockOptionsError,
+  ],
   ['an empty lock name', () => new LockManager({ provider: new InMemoryLockProvider() }).withLock('', () => 1), /withLock\(\): a lock name/, LockOptionsError],
-  ['a bad call option', () => new LockManager({ provider: new InMemoryLockProvider() }).withLock('job', () => 1, { ttl: -5 }), /withLock\("job"\): ttl must be/, LockOptionsError],
+  [
+    'a bad call option',
+    () => new LockManager({ provider: new InMemoryLockProvider() }).withLock('job', () => 1, { ttl: -5 }),
+    /withLock\("job"\): ttl must be/,
+    LockOptionsError,
+  ],
   ['an unknown module option', () => LockModule.forRoot({ tll: 5 } as never), /unknown option "tll"/, LockOptionsError],
   ['a bad isGlobal', () => LockModule.forRoot({ isGlobal: 'yes' as never }), /isGlobal must be true or false, got "yes"/, LockOptionsError],
   ['@Locked on a non-method', () => Locked('x')({}, 'field', { value: 42 }), /@Locked\(\) on Object\.field/, LockOptionsError],
   ['@Locked with bad arguments', () => Locked(42 as never), /@Locked\(\): pass a name/, LockOptionsError],
-  ['a @Locked method on an object Nest did not create', async () => {
-    class Plain {
-      run() {}
-    }
-    const descriptor = Object.getOwnPropertyDescriptor(Plain.prototype, 'run')!;
-    Object.defineProperty(Plain.prototype, 'run', Locked('plain')(Plain.prototype, 'run', descriptor) as PropertyDescriptor);
-    await new Plain().run();
-  }, /Plain\.run: no LockService/, LockOptionsError],
-  ['a Redis provider option', () => new RedisLockProvider({ redis: 'redis://127.0.0.1:1', commandTimeout: -1 }), /RedisLockProvider: commandTimeout/, LockOptionsError],
-  ['a PostgreSQL table name', () => new PostgresLockProvider({ connection: 'postgres://db/app', tableName: 'bad name' }), /tableName must be an identifier/, LockOptionsError],
+  [
+    'a @Locked method on an object Nest did not create',
+    async () => {
+      class Plain {
+        run() {}
+      }
+      const descriptor = Object.getOwnPropertyDescriptor(Plain.prototype, 'run')!;
+      Object.defineProperty(Plain.prototype, 'run', Locked('plain')(Plain.prototype, 'run', descriptor) as PropertyDescriptor);
+      await new Plain().run();
+    },
+    /Plain\.run: no LockService/,
+    LockOptionsError,
+  ],
+  [
+    'a Redis provider option',
+    () => new RedisLockProvider({ redis: 'redis://127.0.0.1:1', commandTimeout: -1 }),
+    /RedisLockProvider: commandTimeout/,
+    LockOptionsError,
+  ],
+  [
+    'a PostgreSQL table name',
+    () => new PostgresLockProvider({ connection: 'postgres://db/app', tableName: 'bad name' }),
+    /tableName must be an identifier/,
+    LockOptionsError,
+  ],
   ['a PostgreSQL prune age', () => new PostgresLockProvider({ connection: 'postgres://db/app' }).prune(5), /prune: olderThanMs/, LockOptionsError],
-  ['a closed provider', async () => {
-    const provider = new PostgresLockProvider({ connection: 'postgres://db/app' });
-    await provider.close();
-    await provider.ping();
-  }, /PostgreSQL lock provider is closed/, LockStoreError],
+  [
+    'a closed provider',
+    async () => {
+      const provider = new PostgresLockProvider({ connection: 'postgres://db/app' });
+      await provider.close();
+      await provider.ping();
+    },
+    /PostgreSQL lock provider is closed/,
+    LockStoreError,
+  ],
 ];
 
 describe('every error says what happened, to what, and what to do', () => {

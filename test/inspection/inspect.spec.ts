@@ -26,7 +26,15 @@ describe('LockService.inspect()', () => {
       const byName = new Map(page.locks.map((l) => [l.name, l]));
       expect([...byName.keys()].sort()).toEqual(['report:1', 'report:2']);
       const m = byName.get('report:1')!;
-      expect(m).toMatchObject({ mode: 'exclusive', permits: 1, mine: true, instanceId: `${hostname()}:${process.pid}`, label: 'report', fencingToken: mine.fencingToken, waiters: 1 });
+      expect(m).toMatchObject({
+        mode: 'exclusive',
+        permits: 1,
+        mine: true,
+        instanceId: `${hostname()}:${process.pid}`,
+        label: 'report',
+        fencingToken: mine.fencingToken,
+        waiters: 1,
+      });
       expect(m.heldSince!.getTime()).toBeGreaterThanOrEqual(before - 50);
       expect(m.heldSince!.getTime()).toBeLessThanOrEqual(Date.now());
       expect(m.leaseRemainingMs).toBeGreaterThan(10_000);

@@ -6,15 +6,7 @@ import 'reflect-metadata';
 import { Injectable, Module, SetMetadata } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { INestApplicationContext } from '@nestjs/common';
-import {
-  InMemoryLockProvider,
-  Leader,
-  LeaderService,
-  LockModule,
-  LockOptionsError,
-  type Leadership,
-  type LockEvent,
-} from '../../lib/index.js';
+import { InMemoryLockProvider, Leader, LeaderService, LockModule, LockOptionsError, type Leadership, type LockEvent } from '../../lib/index.js';
 import { sleep } from '../support/sleep.js';
 
 async function until(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -121,7 +113,7 @@ test('LeaderService: campaign, isLeader, leadership and leader for code that is 
   expect(await leaders.leader('maintenance')).toBeNull();
 });
 
-test('@Leader keeps the method as it is, with other decorators\' metadata', () => {
+test("@Leader keeps the method as it is, with other decorators' metadata", () => {
   const method = OutboxRelay.prototype.relay;
   expect(Reflect.getMetadata('other-decorator', method)).toBe('kept');
 });

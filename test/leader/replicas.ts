@@ -44,10 +44,14 @@ export class Replica {
     private readonly sink: (e: Event) => void,
   ) {
     this.ready = new Promise((r) => (this.readyResolve = r));
-    this.child = spawn(process.execPath, [compiledScript(new URL('./fixtures/leader-worker.js', import.meta.url)), JSON.stringify({ ...settings, instanceId: id })], {
-      env: { ...process.env, NODE_OPTIONS: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.child = spawn(
+      process.execPath,
+      [compiledScript(new URL('./fixtures/leader-worker.js', import.meta.url)), JSON.stringify({ ...settings, instanceId: id })],
+      {
+        env: { ...process.env, NODE_OPTIONS: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
     this.exited = new Promise((r) => this.child.once('exit', () => r()));
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
@@ -160,9 +164,7 @@ export class Replicas {
     for (let i = 1; i < terms.length; i++) {
       const [a, b] = [terms[i - 1], terms[i]];
       if (!(a.last < b.first) || !(a.token < b.token)) {
-        throw new Error(
-          `terms overlap or tokens do not rise: ${JSON.stringify(a)} then ${JSON.stringify(b)}\nall terms: ${JSON.stringify(terms, null, 1)}`,
-        );
+        throw new Error(`terms overlap or tokens do not rise: ${JSON.stringify(a)} then ${JSON.stringify(b)}\nall terms: ${JSON.stringify(terms, null, 1)}`);
       }
     }
   }

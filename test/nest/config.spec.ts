@@ -2,7 +2,15 @@ import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { Test } from '@nestjs/testing';
-import { InMemoryLockProvider, LockModule, LockOptionsError, LockProvider, LockService, type LockModuleOptions, type LockOptionsFactory } from '../../lib/index.js';
+import {
+  InMemoryLockProvider,
+  LockModule,
+  LockOptionsError,
+  LockProvider,
+  LockService,
+  type LockModuleOptions,
+  type LockOptionsFactory,
+} from '../../lib/index.js';
 
 const config = () => ({ LOCK_PREFIX: 'cfg:', LOCK_TTL: 12_345 });
 
@@ -83,9 +91,9 @@ describe('LockModule.forRootAsync with @nestjs/config', () => {
       imports: [LockModule.forRootAsync({ useFactory: () => ({ ttl: 'thirty seconds' as unknown as number }) })],
     }).compile();
     await expect(compile).rejects.toThrow(LockOptionsError);
-    await expect(
-      Test.createTestingModule({ imports: [LockModule.forRootAsync({ useFactory: () => ({ ttl: -1 }) })] }).compile(),
-    ).rejects.toThrow(/ttl must be a finite number/);
+    await expect(Test.createTestingModule({ imports: [LockModule.forRootAsync({ useFactory: () => ({ ttl: -1 }) })] }).compile()).rejects.toThrow(
+      /ttl must be a finite number/,
+    );
   });
 
   test('isGlobal: false keeps LockService inside the importing module', async () => {

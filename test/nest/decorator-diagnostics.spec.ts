@@ -89,7 +89,9 @@ describe('lock names that are bugs', () => {
   }
 
   async function orders() {
-    const ref = await Test.createTestingModule({ imports: [LockModule.forRoot()], providers: [Orders] }).setLogger(logger).compile();
+    const ref = await Test.createTestingModule({ imports: [LockModule.forRoot()], providers: [Orders] })
+      .setLogger(logger)
+      .compile();
     return { ref, orders: ref.get(Orders) };
   }
 
@@ -149,7 +151,9 @@ describe('log volume: a held lock is a normal outcome', () => {
 
   test('500 skipped and 500 refused calls log one line each, then one summary each on close; no warnings', async () => {
     const memory = new InMemoryLockProvider();
-    const ref = await Test.createTestingModule({ imports: [LockModule.forRoot({ provider: memory })], providers: [Job] }).setLogger(logger).compile();
+    const ref = await Test.createTestingModule({ imports: [LockModule.forRoot({ provider: memory })], providers: [Job] })
+      .setLogger(logger)
+      .compile();
     const job = ref.get(Job);
     const releases = [await memory.hold('job:77'), await memory.hold('job:78')];
     for (let i = 0; i < 500; i++) {
@@ -180,10 +184,17 @@ describe('InMemoryLockProvider.hold() takes the lock name', () => {
   }
 
   test("with the module's keyPrefix applied, also through overrideProvider(LockProvider)", async () => {
-    @Module({ imports: [LockModule.forRoot({ keyPrefix: 'app1:' })], controllers: [ReportsController], providers: [{ provide: APP_FILTER, useClass: LockExceptionFilter }] })
+    @Module({
+      imports: [LockModule.forRoot({ keyPrefix: 'app1:' })],
+      controllers: [ReportsController],
+      providers: [{ provide: APP_FILTER, useClass: LockExceptionFilter }],
+    })
     class AppModule {}
     const memory = new InMemoryLockProvider();
-    const ref = await Test.createTestingModule({ imports: [AppModule] }).overrideProvider(LockProvider).useValue(memory).compile();
+    const ref = await Test.createTestingModule({ imports: [AppModule] })
+      .overrideProvider(LockProvider)
+      .useValue(memory)
+      .compile();
     const app: INestApplication = ref.createNestApplication({ logger: false });
     await app.init();
     try {

@@ -63,7 +63,10 @@ class PayoutsController {
   @Sse('events')
   @Locked('events')
   events(): Observable<{ data: number }> {
-    return interval(100).pipe(take(3), map((i) => ({ data: i })));
+    return interval(100).pipe(
+      take(3),
+      map((i) => ({ data: i })),
+    );
   }
 
   @Get('stream')
@@ -188,11 +191,14 @@ describe.each(httpAdapters)('@Locked over HTTP (%s)', (_name, adapter) => {
 
   test('an SSE route keeps its lock until the stream completes', async () => {
     const server = app.getHttpServer();
-    const sse = request(server).get('/events').buffer(true).parse((res, cb) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => cb(null, text));
-    });
+    const sse = request(server)
+      .get('/events')
+      .buffer(true)
+      .parse((res, cb) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => cb(null, text));
+      });
     const pending = sse.then((r) => r);
     await sleep(150);
     expect(memory.isHeld('events')).toBe(true);
@@ -205,7 +211,9 @@ describe.each(httpAdapters)('@Locked over HTTP (%s)', (_name, adapter) => {
 
   test('an Observable route holds the lock while streaming, and a second request meanwhile gets 500', async () => {
     const server = app.getHttpServer();
-    const first = request(server).get('/stream').then((r) => r);
+    const first = request(server)
+      .get('/stream')
+      .then((r) => r);
     await sleep(100);
     const second = await request(server).get('/stream');
     expect(second.status).toBe(500);

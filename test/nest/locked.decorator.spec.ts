@@ -57,7 +57,7 @@ class Jobs {
   }
 
   @Locked((id: string, _other: number) => `account:${id}`)
-  async perAccount(id: string, _other: number) {
+  async perAccount(_id: string, _other: number) {
     await sleep(50);
     return currentLock()!.name;
   }
@@ -335,23 +335,99 @@ describe('@Locked keeps other decorators working in either order', () => {
 describe('@Locked bad input fails at decoration time', () => {
   const define = (decorate: () => void) => () => decorate();
   test.each([
-    ['an empty name', () => { class A { @Locked('') m() {} } return A; }, /non-empty string, got ""/],
-    ['a number name', () => { class A { @Locked(5 as unknown as string) m() {} } return A; }, /pass a name/],
-    ['null', () => { class A { @Locked(null as unknown as string) m() {} } return A; }, /pass a name/],
-    ['a negative ttl', () => { class A { @Locked('a', { ttl: -1 }) m() {} } return A; }, /A\.m: ttl must be/],
-    ['an infinite waitTimeout', () => { class A { @Locked('a', { onHeld: 'wait', waitTimeout: Infinity }) m() {} } return A; }, /waitTimeout/],
-    ['an unknown onHeld', () => { class A { @Locked({ name: 'a', onHeld: 'later' as 'wait' }) m() {} } return A; }, /onHeld must be one of/],
-    ['an empty name in options', () => { class A { @Locked({ name: '' }) m() {} } return A; }, /non-empty/],
-    ['a getter', () => {
-      class A {
-        @(Locked('a') as unknown as MethodDecorator)
-        get value() {
-          return 1;
+    [
+      'an empty name',
+      () => {
+        class A {
+          @Locked('') m() {}
         }
-      }
-      return A;
-    }, /decorates methods only/],
-    ['a static method', () => { class A { @Locked('a') static m() {} } return A; }, /static methods/],
+        return A;
+      },
+      /non-empty string, got ""/,
+    ],
+    [
+      'a number name',
+      () => {
+        class A {
+          @Locked(5 as unknown as string) m() {}
+        }
+        return A;
+      },
+      /pass a name/,
+    ],
+    [
+      'null',
+      () => {
+        class A {
+          @Locked(null as unknown as string) m() {}
+        }
+        return A;
+      },
+      /pass a name/,
+    ],
+    [
+      'a negative ttl',
+      () => {
+        class A {
+          @Locked('a', { ttl: -1 }) m() {}
+        }
+        return A;
+      },
+      /A\.m: ttl must be/,
+    ],
+    [
+      'an infinite waitTimeout',
+      () => {
+        class A {
+          @Locked('a', { onHeld: 'wait', waitTimeout: Infinity }) m() {}
+        }
+        return A;
+      },
+      /waitTimeout/,
+    ],
+    [
+      'an unknown onHeld',
+      () => {
+        class A {
+          @Locked({ name: 'a', onHeld: 'later' as 'wait' }) m() {}
+        }
+        return A;
+      },
+      /onHeld must be one of/,
+    ],
+    [
+      'an empty name in options',
+      () => {
+        class A {
+          @Locked({ name: '' }) m() {}
+        }
+        return A;
+      },
+      /non-empty/,
+    ],
+    [
+      'a getter',
+      () => {
+        class A {
+          @(Locked('a') as unknown as MethodDecorator)
+          get value() {
+            return 1;
+          }
+        }
+        return A;
+      },
+      /decorates methods only/,
+    ],
+    [
+      'a static method',
+      () => {
+        class A {
+          @Locked('a') static m() {}
+        }
+        return A;
+      },
+      /static methods/,
+    ],
   ])('%s', (_label, decorate, message) => {
     let error: unknown;
     try {

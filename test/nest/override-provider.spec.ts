@@ -27,7 +27,10 @@ describe('overrideProvider(LockProvider) in a test module', () => {
   const memory = new InMemoryLockProvider();
 
   beforeAll(async () => {
-    const ref = await Test.createTestingModule({ imports: [AppModule] }).overrideProvider(LockProvider).useValue(memory).compile();
+    const ref = await Test.createTestingModule({ imports: [AppModule] })
+      .overrideProvider(LockProvider)
+      .useValue(memory)
+      .compile();
     app = ref.createNestApplication();
     await app.init();
   });
@@ -52,7 +55,9 @@ describe('overrideProvider(LockProvider) in a test module', () => {
     await expect(memory.hold('twice')).rejects.toThrow(LockError);
     await expect(memory.hold('twice')).rejects.toThrow(/already held.*reset\(\)/);
     await release();
-    await (await memory.hold('twice'))();
+    await (
+      await memory.hold('twice')
+    )();
   });
 
   test('closing the app does not close a provider passed in by the test', async () => {
@@ -78,7 +83,9 @@ describe('module-level checks', () => {
     Logger.overrideLogger(logger);
     try {
       for (let i = 0; i < 2; i++) {
-        const ref = await Test.createTestingModule({ imports: [LockModule.forRoot()] }).setLogger(logger).compile();
+        const ref = await Test.createTestingModule({ imports: [LockModule.forRoot()] })
+          .setLogger(logger)
+          .compile();
         await ref.init();
         await ref.close();
       }

@@ -10,7 +10,10 @@ describe('the sample app, as the README describes it', () => {
   const memory = new InMemoryLockProvider();
 
   beforeAll(async () => {
-    const ref = await Test.createTestingModule({ imports: [AppModule] }).overrideProvider(LockProvider).useValue(memory).compile();
+    const ref = await Test.createTestingModule({ imports: [AppModule] })
+      .overrideProvider(LockProvider)
+      .useValue(memory)
+      .compile();
     app = ref.createNestApplication();
     await app.init();
   });
@@ -47,7 +50,10 @@ describe('the sample digest task', () => {
     const { SchedulerRegistry } = await import('@nestjs/schedule');
     const { DigestTask } = await import('../../sample/digest/digest.task.js');
     const memory = new InMemoryLockProvider();
-    const ref = await Test.createTestingModule({ imports: [AppModule] }).overrideProvider(LockProvider).useValue(memory).compile();
+    const ref = await Test.createTestingModule({ imports: [AppModule] })
+      .overrideProvider(LockProvider)
+      .useValue(memory)
+      .compile();
     const app = ref.createNestApplication({ logger: false });
     await app.init();
     try {

@@ -17,8 +17,16 @@ const bad: Array<[label: string, options: Parameters<typeof LockModule.forRoot>[
   ['a Redis port out of range', { redis: 'redis://cache:70000' }, /port "70000" \(host cache\) is not a port number from 1 to 65535/],
   ['a Redis database that is not an integer', { redis: 'redis://cache:6379/first' }, /database "\/first" \(host cache\) is not an integer/],
   ['a Redis options port out of range', { redis: { host: 'cache', port: 0 } }, /redis\.port must be a port number from 1 to 65535, got 0/],
-  ['a Redis options db that is not an integer', { redis: { host: 'cache', db: 1.5 } }, /redis\.db must be an integer >= 0 \(the Redis database index\), got 1\.5/],
-  ['a mysql URL for PostgreSQL', { postgres: 'mysql://app:pw-1@db:3306/app' }, /postgres URL has the scheme "mysql:" \(host db\); use postgres:\/\/ or postgresql:\/\//],
+  [
+    'a Redis options db that is not an integer',
+    { redis: { host: 'cache', db: 1.5 } },
+    /redis\.db must be an integer >= 0 \(the Redis database index\), got 1\.5/,
+  ],
+  [
+    'a mysql URL for PostgreSQL',
+    { postgres: 'mysql://app:pw-1@db:3306/app' },
+    /postgres URL has the scheme "mysql:" \(host db\); use postgres:\/\/ or postgresql:\/\//,
+  ],
   ['a PostgreSQL port out of range', { postgres: { connection: 'postgres://app@db:99999/app' } }, /port "99999" \(host db\) is not a port number/],
   ['a PostgreSQL PoolConfig port out of range', { postgres: { host: 'db', port: -1 } }, /postgres\.port must be a port number from 1 to 65535, got -1/],
   ['an unknown verifyOnBoot', { verifyOnBoot: 'yes' as never }, /verifyOnBoot must be 'warn', 'fail' or false, got "yes"/],

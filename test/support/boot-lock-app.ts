@@ -27,10 +27,12 @@ export async function expectNamedCause(options: LockModuleOptions, cause: RegExp
     const warnings = logger.lines('warn', BOOT_CHECK);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(cause);
-    const error = await locks.withLock('job:1', () => 'ran').then(
-      () => undefined,
-      (err: unknown) => err,
-    );
+    const error = await locks
+      .withLock('job:1', () => 'ran')
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
     expect(error).toBeInstanceOf(LockStoreError);
     expect((error as LockStoreError).message).toMatch(cause);
     expect((error as LockStoreError).message).toContain('"job:1"');

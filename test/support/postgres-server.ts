@@ -198,7 +198,7 @@ export class PostgresServer {
       await run(this.pgCtl, args, this.dir);
     } catch (err) {
       const log = existsSync(this.log) ? readFileSync(this.log, 'utf8').split('\n').slice(-20).join('\n') : '(no server log)';
-      throw new Error(`${(err as Error).message}\nserver log (last lines):\n${log}`);
+      throw new Error(`${(err as Error).message}\nserver log (last lines):\n${log}`, { cause: err });
     }
   }
 }

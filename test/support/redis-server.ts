@@ -181,7 +181,12 @@ export class RedisSentinelSetup {
       }
       // Every Sentinel knows the replica and the two other Sentinels: ready to fail over.
       for (const sentinel of sentinels) {
-        await sentinel.until((out) => /num-other-sentinels\s+2\b/.test(out.replace(/\n/g, ' ')) && /num-slaves\s+1\b/.test(out.replace(/\n/g, ' ')), 'sentinel', 'master', name);
+        await sentinel.until(
+          (out) => /num-other-sentinels\s+2\b/.test(out.replace(/\n/g, ' ')) && /num-slaves\s+1\b/.test(out.replace(/\n/g, ' ')),
+          'sentinel',
+          'master',
+          name,
+        );
       }
       return new RedisSentinelSetup(name, master, replica, sentinels, dir);
     } catch (err) {

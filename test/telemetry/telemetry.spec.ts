@@ -61,9 +61,7 @@ function total(metric: MetricData | undefined, attrs: Record<string, unknown>): 
 
 function histogramSum(metric: MetricData | undefined, attrs: Record<string, unknown>): number {
   const h = metric as HistogramMetricData | undefined;
-  return (h?.dataPoints ?? [])
-    .filter((p) => Object.entries(attrs).every(([k, v]) => p.attributes[k] === v))
-    .reduce((s, p) => s + (p.value.sum ?? 0), 0);
+  return (h?.dataPoints ?? []).filter((p) => Object.entries(attrs).every(([k, v]) => p.attributes[k] === v)).reduce((s, p) => s + (p.value.sum ?? 0), 0);
 }
 
 const NAME = LOCK_ATTRIBUTES.name;

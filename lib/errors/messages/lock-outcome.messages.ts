@@ -1,7 +1,6 @@
 /** What callers of a lock are told: held, timed out, store failed, lost, nested, closed. @internal */
 
-export const heldMessage = (name: string): string =>
-  `Lock "${name}" is held by another caller. Retry later, or use onHeld: 'wait' to queue for it.`;
+export const heldMessage = (name: string): string => `Lock "${name}" is held by another caller. Retry later, or use onHeld: 'wait' to queue for it.`;
 
 export const waitTimeoutMessage = (name: string, waitedMs: number): string =>
   `Timed out after ${waitedMs} ms waiting for lock "${name}", which is still held by another caller. Raise waitTimeout or retry later.`;

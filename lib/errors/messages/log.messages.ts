@@ -12,11 +12,9 @@ export const heldSummaryLog = (name: string, outcome: 'skipped' | 'refused', cou
 export const storeFailuresSummaryLog = (cause: string, count: number, seconds: number): string =>
   `The lock store failed ${count} more time${count === 1 ? '' : 's'} in the last ${seconds} s with the same cause (logged once per interval): ${cause}`;
 
-export const releaseFailedLog = (name: string, cause: string): string =>
-  `Releasing lock "${name}" failed; its lease will expire on its own: ${cause}`;
+export const releaseFailedLog = (name: string, cause: string): string => `Releasing lock "${name}" failed; its lease will expire on its own: ${cause}`;
 
-export const renewFailedLog = (name: string, cause: string): string =>
-  `Renewing lock "${name}" failed (${cause}); retrying until its lease ends.`;
+export const renewFailedLog = (name: string, cause: string): string => `Renewing lock "${name}" failed (${cause}); retrying until its lease ends.`;
 
 export const onEventThrewLog = (type: string, name: string, cause: string): string =>
   `onEvent threw for a "${type}" event of lock "${name}" (ignored; onEvent must not throw): ${cause}`;
@@ -24,8 +22,7 @@ export const onEventThrewLog = (type: string, name: string, cause: string): stri
 export const scheduledFailOpenLog = (name: string, cause: string): string =>
   `Lock store failed for scheduled task "${name}"; running the tick without the lock (failOpen): ${cause}`;
 
-export const scheduledSkippedLog = (name: string, cause: string): string =>
-  `Lock store failed for scheduled task "${name}"; skipped this tick: ${cause}`;
+export const scheduledSkippedLog = (name: string, cause: string): string => `Lock store failed for scheduled task "${name}"; skipped this tick: ${cause}`;
 
 export const scheduledShutdownLog = (name: string): string => `Scheduled task "${name}" skipped: the application is shutting down.`;
 

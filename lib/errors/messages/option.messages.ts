@@ -16,8 +16,7 @@ export const optionMessage = (where: string, option: string, expected: string, v
 export const unknownOptionMessage = (where: string, key: string, known: Iterable<string>): string =>
   `${where}: unknown option "${key}"; use one of: ${[...known].join(', ')}.`;
 
-export const oneStoreMessage = (where: string, given: string[]): string =>
-  `${where}: give only one of provider, redis, postgres; got ${given.join(' and ')}.`;
+export const oneStoreMessage = (where: string, given: string[]): string => `${where}: give only one of provider, redis, postgres; got ${given.join(' and ')}.`;
 
 export const lockNameMessage = (where: string, value: unknown): string =>
   `${where}: a lock name must be a non-empty string, got ${value === '' ? '""' : describeValue(value)}.`;
@@ -42,5 +41,4 @@ export const keyTooLongMessage = (key: string, bytes: number, max: number): stri
 export const redisConnectionTypeMessage = (value: unknown): string =>
   `RedisLockProvider: redis must be a URL string, ioredis options, or an ioredis Redis or Cluster instance, got ${describeValue(value)}.`;
 
-export const providerOptionsMessage = (provider: string, example: string): string =>
-  `${provider}: options must be an object such as ${example}.`;
+export const providerOptionsMessage = (provider: string, example: string): string => `${provider}: options must be an object such as ${example}.`;

@@ -17,7 +17,8 @@ export function redisCause(at: string, err: unknown, tls = false): string {
   if (code === 'ECONNRESET' || code === 'EPIPE') return `Redis at ${at} closed the connection (${code})`;
   if (/^WRONGPASS/.test(text)) return `Redis at ${at} rejected the user name or password (WRONGPASS): check the credentials in the connection options`;
   if (/^NOAUTH/.test(text)) return `Redis at ${at} requires a password and none was given (NOAUTH): add it to the connection options`;
-  if (/DB index is out of range/i.test(text)) return `Redis at ${at} rejected the database index (${text}): use a db between 0 and the server's "databases" setting - 1`;
+  if (/DB index is out of range/i.test(text))
+    return `Redis at ${at} rejected the database index (${text}): use a db between 0 and the server's "databases" setting - 1`;
   if (isTlsError(code, text)) return `TLS to Redis at ${at} failed (${code ?? text}): check rediss:// against the server's TLS setup and certificates`;
   return `Redis at ${at} failed (${code === undefined ? text : `${code}: ${text}`})`;
 }
@@ -27,10 +28,12 @@ export function postgresCause(at: string, database: string | undefined, err: unk
   const code = errorCode(err);
   const text = errorText(err);
   if (code === 'ECONNREFUSED') return `PostgreSQL at ${at} refused the connection (ECONNREFUSED): is it running there, and are host and port right?`;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name of PostgreSQL at ${at} was not found (${code}): check the host in the connection options`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return `the host name of PostgreSQL at ${at} was not found (${code}): check the host in the connection options`;
   if (code === 'ETIMEDOUT') return `PostgreSQL at ${at} did not accept the connection in time (ETIMEDOUT): check the network path and firewall`;
   if (code === '28P01' || code === '28000') return `PostgreSQL at ${at} rejected the credentials (${code} ${text}): check user and password`;
-  if (code === '3D000') return `PostgreSQL at ${at} has no database${database === undefined ? '' : ` "${database}"`} (3D000): create it or fix the database name`;
+  if (code === '3D000')
+    return `PostgreSQL at ${at} has no database${database === undefined ? '' : ` "${database}"`} (3D000): create it or fix the database name`;
   if (code === '42501') return `PostgreSQL at ${at} denied a permission the lock store needs (42501 ${text})`;
   if (isTlsError(code, text)) return `TLS to PostgreSQL at ${at} failed (${code ?? text}): check the ssl options against the server`;
   return `PostgreSQL at ${at} failed (${code === undefined ? text : `${code}: ${text}`})`;
@@ -65,7 +68,7 @@ function errorText(err: unknown): string {
 
 function isTlsError(code: string | undefined, text: string): boolean {
   return (
-    (code !== undefined && (/^ERR_TLS|^ERR_SSL|^CERT_|^UNABLE_TO_|^DEPTH_ZERO|^SELF_SIGNED|^EPROTO$/.test(code))) ||
+    (code !== undefined && /^ERR_TLS|^ERR_SSL|^CERT_|^UNABLE_TO_|^DEPTH_ZERO|^SELF_SIGNED|^EPROTO$/.test(code)) ||
     /\b(SSL|TLS)\b|wrong version number|certificate/i.test(text)
   );
 }

@@ -111,7 +111,7 @@ export class InMemoryLockProvider extends LockProvider {
   }
 
   async close(): Promise<void> {
-    for (const [key, entry] of this.entries) {
+    for (const entry of this.entries.values()) {
       for (const waiter of entry.waiters.splice(0)) {
         this.cleanup(waiter);
         waiter.resolve(null);
@@ -127,7 +127,8 @@ export class InMemoryLockProvider extends LockProvider {
     const epochNow = Date.now();
     const keys: string[] = [];
     for (const [key, entry] of this.entries) {
-      if (key.startsWith(request.prefix) && (request.cursor === undefined || key > request.cursor) && entry.owner !== undefined && entry.expiresAt > t) keys.push(key);
+      if (key.startsWith(request.prefix) && (request.cursor === undefined || key > request.cursor) && entry.owner !== undefined && entry.expiresAt > t)
+        keys.push(key);
     }
     keys.sort();
     const page = keys.slice(0, request.limit);

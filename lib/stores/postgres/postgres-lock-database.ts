@@ -33,9 +33,18 @@ const isPool = (c: unknown): c is Pool =>
 
 /** Where the provider connects, for messages: `host:port` and the database, never the password (libpq's defaults where not given). */
 function postgresTarget(connection: PostgresConnection): { at: string; database: string | undefined } {
-  const given = (isPool(connection) ? ((connection as Pool & { options?: PoolConfig }).options ?? {}) : typeof connection === 'string' ? { connectionString: connection } : connection) as PoolConfig;
+  const given = (
+    isPool(connection)
+      ? ((connection as Pool & { options?: PoolConfig }).options ?? {})
+      : typeof connection === 'string'
+        ? { connectionString: connection }
+        : connection
+  ) as PoolConfig;
   let { host, port, database } = given as { host?: string; port?: number | string; database?: string };
-  const m = typeof given.connectionString === 'string' ? /^[a-z]+:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::(\d+))?(?:\/([^?#]*))?/i.exec(given.connectionString) : null;
+  const m =
+    typeof given.connectionString === 'string'
+      ? /^[a-z]+:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::(\d+))?(?:\/([^?#]*))?/i.exec(given.connectionString)
+      : null;
   if (m) {
     host = m[1] || host;
     port = m[2] ?? port;
@@ -163,9 +172,9 @@ export class PostgresLockDatabase {
         ? lockTableMissingHint(this.tables.raw)
         : code === '42703'
           ? lockTableOutdatedHint(this.tables.raw)
-        : code === '42501' && (err as { duringSchema?: boolean }).duringSchema === true
-          ? lockTableNotCreatableHint(this.tables.raw)
-          : '';
+          : code === '42501' && (err as { duringSchema?: boolean }).duringSchema === true
+            ? lockTableNotCreatableHint(this.tables.raw)
+            : '';
     return `${postgresCause(target.at, target.database, err)}${hint}`;
   }
 

@@ -2,7 +2,14 @@ import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider
 import type { PostgresLockDatabase } from './postgres-lock-database.js';
 import { PostgresLockListener } from './postgres-lock-listener.js';
 import { PostgresLockTickets } from './postgres-lock-tickets.js';
-import { arm, disarm, insertByTicket, newWaitQueue, type PostgresLockWaitQueue as Queue, type PostgresLockWaiter as Waiter } from './postgres-lock-wait-queue.js';
+import {
+  arm,
+  disarm,
+  insertByTicket,
+  newWaitQueue,
+  type PostgresLockWaitQueue as Queue,
+  type PostgresLockWaiter as Waiter,
+} from './postgres-lock-wait-queue.js';
 import type { PostgresLockStatements, PostgresLockTables } from './postgres-lock.sql.js';
 
 /** The answer of one acquire statement. @internal */
@@ -255,7 +262,12 @@ export class PostgresLockWaiting {
         if (i >= 0) queue.waiters.splice(i, 1);
         if (head.done || head.leaving) {
           // It gave up while its turn came: hand the lock on, then its call answers.
-          void this.track(this.store.release(key, head.owner).then(() => head.settle(null), () => head.settle(null)));
+          void this.track(
+            this.store.release(key, head.owner).then(
+              () => head.settle(null),
+              () => head.settle(null),
+            ),
+          );
         } else {
           head.settle({ fencingToken: token, fences: head.fences, queued: true, leaseStartedAt });
         }

@@ -1,7 +1,7 @@
 import { DEFAULT_COMMAND_TIMEOUT } from '../../contract/lock.constants.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
-import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
+import { LockOptionsError } from '../../errors/lock.errors.js';
 import { keyTooLongMessage, optionMessage, providerOptionsMessage } from '../../errors/lock.messages.js';
 import { assertPostgresConnection } from '../connection-options.validation.js';
 import { PostgresLockDatabase } from './postgres-lock-database.js';
@@ -84,7 +84,10 @@ export class PostgresLockProvider extends LockProvider {
     if (typeof commandTimeout !== 'number' || !Number.isFinite(commandTimeout) || commandTimeout <= 0) {
       throw new LockOptionsError(optionMessage('PostgresLockProvider', 'commandTimeout', 'a finite number of milliseconds > 0', commandTimeout));
     }
-    for (const [option, value] of [['createTable', createTable], ['prepareStatements', prepareStatements]] as const) {
+    for (const [option, value] of [
+      ['createTable', createTable],
+      ['prepareStatements', prepareStatements],
+    ] as const) {
       if (typeof value !== 'boolean') throw new LockOptionsError(optionMessage('PostgresLockProvider', option, 'true or false', value));
     }
     assertPostgresConnection(connection, 'PostgresLockProvider');
@@ -101,7 +104,10 @@ export class PostgresLockProvider extends LockProvider {
       commandTimeout,
       afterQuery: () => this.waiting.tickets.dropOrphans(),
     });
-    const store = { attempt: (...args: Parameters<typeof this.attempt>) => this.attempt(...args), release: (key: string, owner: string) => this.release(key, owner) };
+    const store = {
+      attempt: (...args: Parameters<typeof this.attempt>) => this.attempt(...args),
+      release: (key: string, owner: string) => this.release(key, owner),
+    };
     this.waiting = new PostgresLockWaiting(this.database, this.tables, this.sql, store, this.waiterLease);
   }
 
@@ -201,19 +207,19 @@ export class PostgresLockProvider extends LockProvider {
 
   /** {@inheritDoc LockProvider.inspect} Reads the locks table in name order. */
   async inspect(request: LockInspectRequest): Promise<LockInspectPage> {
-    const rows = await this.database.bounded('inspect', undefined, () => this.database.query(this.sql.inspect, [request.prefix, request.cursor ?? null, request.limit + 1]));
-    const page = rows.slice(0, request.limit);
-    const locks = page.map(
-      (row): StoredLock => ({
-        key: row.name as string,
-        owner: row.owner as string,
-        permits: 1,
-        fencingToken: Number(row.token),
-        remainingMs: Number(row.remaining_ms),
-        ...(row.acquired_ms === null ? {} : { heldSince: Math.round(Number(row.acquired_ms)) }),
-        waiters: Number(row.waiters),
-      }),
+    const rows = await this.database.bounded('inspect', undefined, () =>
+      this.database.query(this.sql.inspect, [request.prefix, request.cursor ?? null, request.limit + 1]),
     );
+    const page = rows.slice(0, request.limit);
+    const locks = page.map((row): StoredLock => ({
+      key: row.name as string,
+      owner: row.owner as string,
+      permits: 1,
+      fencingToken: Number(row.token),
+      remainingMs: Number(row.remaining_ms),
+      ...(row.acquired_ms === null ? {} : { heldSince: Math.round(Number(row.acquired_ms)) }),
+      waiters: Number(row.waiters),
+    }));
     return rows.length > page.length ? { locks, cursor: locks[locks.length - 1].key } : { locks };
   }
 

@@ -86,8 +86,7 @@ export const POSTGRES_LOCK_SCHEMA_SQL: string = schemaSql(postgresLockTables(DEF
  * query (one transaction): instances that start together do not race on the catalog.
  * @internal
  */
-export const createSchemaSql = (n: PostgresLockTables): string =>
-  `SELECT pg_advisory_xact_lock(hashtext('nest-lock schema ${n.raw}'));\n${schemaSql(n)}`;
+export const createSchemaSql = (n: PostgresLockTables): string => `SELECT pg_advisory_xact_lock(hashtext('nest-lock schema ${n.raw}'));\n${schemaSql(n)}`;
 
 /**
  * Acquire, in one statement: insert the row, or take over a row that is

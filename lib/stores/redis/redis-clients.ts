@@ -1,13 +1,6 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
-import {
-  endpointOf,
-  noAnswerDetail,
-  optionMessage,
-  providerOptionsMessage,
-  redisCause,
-  redisConnectionTypeMessage,
-} from '../../errors/lock.messages.js';
+import { endpointOf, noAnswerDetail, optionMessage, providerOptionsMessage, redisCause, redisConnectionTypeMessage } from '../../errors/lock.messages.js';
 import { DEFAULT_COMMAND_TIMEOUT } from '../../contract/lock.constants.js';
 import { assertRedisConnection } from '../connection-options.validation.js';
 import { loadOptionalPeer } from '../optional-peer.js';
@@ -33,7 +26,10 @@ export function redisSettings(options: RedisLockProviderOptions): RedisSettings 
   }
   const { redis, commandTimeout = DEFAULT_COMMAND_TIMEOUT, channel = 'nest-lock:grants' } = options;
   const waiterLease = options.waiterLease ?? Math.max(5_000, 3 * commandTimeout);
-  for (const [name, value] of [['commandTimeout', commandTimeout], ['waiterLease', waiterLease]] as const) {
+  for (const [name, value] of [
+    ['commandTimeout', commandTimeout],
+    ['waiterLease', waiterLease],
+  ] as const) {
     if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
       throw new LockOptionsError(optionMessage('RedisLockProvider', name, 'a finite number of milliseconds > 0', value));
     }
@@ -52,13 +48,7 @@ export function redisSettings(options: RedisLockProviderOptions): RedisSettings 
 /** An ioredis client, also from another copy of ioredis than the one this library resolves. @internal */
 export function isClient(value: unknown): value is RedisClient {
   const v = value as Partial<Redis> | null;
-  return (
-    v !== null &&
-    typeof v === 'object' &&
-    typeof v.evalsha === 'function' &&
-    typeof v.duplicate === 'function' &&
-    typeof v.status === 'string'
-  );
+  return v !== null && typeof v === 'object' && typeof v.evalsha === 'function' && typeof v.duplicate === 'function' && typeof v.status === 'string';
 }
 
 /** Whether `client` is an ioredis `Cluster`. @internal */
@@ -126,8 +116,7 @@ export class RedisClients {
       // bound ends, so that the call names the cause (unless you set connectTimeout yourself).
       const connectTimeout = Math.max(1, Math.floor(commandTimeout * 0.9));
       const { Redis } = loadOptionalPeer<typeof import('ioredis')>('ioredis', 'RedisLockProvider');
-      this.main =
-        typeof redis === 'string' ? new Redis(redis, { connectTimeout, ...own }) : new Redis({ connectTimeout, ...(redis as RedisOptions), ...own });
+      this.main = typeof redis === 'string' ? new Redis(redis, { connectTimeout, ...own }) : new Redis({ connectTimeout, ...(redis as RedisOptions), ...own });
       this.owned = true;
     } else {
       throw new LockOptionsError(redisConnectionTypeMessage(redis));

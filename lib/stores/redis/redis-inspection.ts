@@ -86,7 +86,15 @@ async function read(redis: Redis, call: RedisCall, tagged: string[]): Promise<St
     if (typeof owner !== 'string' || typeof pttl !== 'number' || pttl <= 0) return;
     // Every grant draws from the fencing counter and restarts its lifetime: what is gone of it is how long ago the grant was.
     const heldSince = typeof fenceTtl === 'number' && fenceTtl > 0 ? read - (FENCE_LIFETIME_MS - fenceTtl) : undefined;
-    locks.push({ key, owner, permits: 1, fencingToken: Number(fence ?? 0), remainingMs: pttl, ...(heldSince === undefined ? {} : { heldSince }), waiters: Number(waiters ?? 0) });
+    locks.push({
+      key,
+      owner,
+      permits: 1,
+      fencingToken: Number(fence ?? 0),
+      remainingMs: pttl,
+      ...(heldSince === undefined ? {} : { heldSince }),
+      waiters: Number(waiters ?? 0),
+    });
   });
   return locks;
 }

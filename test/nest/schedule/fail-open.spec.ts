@@ -29,10 +29,18 @@ class Jobs {
 
 class RecordingLogger implements LoggerService {
   entries: Array<[string, string]> = [];
-  log(m: unknown) { this.entries.push(['log', String(m)]); }
-  warn(m: unknown) { this.entries.push(['warn', String(m)]); }
-  error(m: unknown) { this.entries.push(['error', String(m)]); }
-  debug(m: unknown) { this.entries.push(['debug', String(m)]); }
+  log(m: unknown) {
+    this.entries.push(['log', String(m)]);
+  }
+  warn(m: unknown) {
+    this.entries.push(['warn', String(m)]);
+  }
+  error(m: unknown) {
+    this.entries.push(['error', String(m)]);
+  }
+  debug(m: unknown) {
+    this.entries.push(['debug', String(m)]);
+  }
   verbose() {}
 }
 

@@ -3,14 +3,7 @@ import 'reflect-metadata';
 import { Module, type DynamicModule } from '@nestjs/common';
 import pg from 'pg';
 import { NestFactory } from '@nestjs/core';
-import {
-  DEFAULT_COMMAND_TIMEOUT,
-  LockModule,
-  LockOptionsError,
-  LockProvider,
-  LockService,
-  LockStoreError,
-} from '../../../lib/index.js';
+import { DEFAULT_COMMAND_TIMEOUT, LockModule, LockOptionsError, LockProvider, LockService, LockStoreError } from '../../../lib/index.js';
 import { PostgresLockProvider } from '../../../lib/stores/postgres/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from '../../support/pg-test-env.js';
 
@@ -41,7 +34,9 @@ describe('LockModule with PostgreSQL', () => {
 
   test('forRootAsync({ useFactory }) takes full provider options and the module-level commandTimeout', async () => {
     const app = await boot(
-      LockModule.forRootAsync({ useFactory: () => ({ postgres: { connection: { connectionString: POSTGRES_URL }, tableName: table }, commandTimeout: 1_234 }) }),
+      LockModule.forRootAsync({
+        useFactory: () => ({ postgres: { connection: { connectionString: POSTGRES_URL }, tableName: table }, commandTimeout: 1_234 }),
+      }),
     );
     const provider = app.get(LockProvider) as PostgresLockProvider;
     expect(provider.tableName).toBe(table);
@@ -63,9 +58,7 @@ describe('LockModule with PostgreSQL', () => {
     await p.close();
     expect(() => new PostgresLockProvider({ connection: 42 as never })).toThrow(LockOptionsError);
     expect(() => new PostgresLockProvider({ connection: POSTGRES_URL, prepareStatements: 'yes' as never })).toThrow(LockOptionsError);
-    expect(() => LockModule.forRoot({ postgres: POSTGRES_URL, provider: new PostgresLockProvider({ connection: POSTGRES_URL }) })).toThrow(
-      LockOptionsError,
-    );
+    expect(() => LockModule.forRoot({ postgres: POSTGRES_URL, provider: new PostgresLockProvider({ connection: POSTGRES_URL }) })).toThrow(LockOptionsError);
   });
 
   test('createTable: false leaves the schema to migrations: schemaSql() creates it', async () => {

@@ -10,8 +10,7 @@ import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from '../../support/pg
 const table = uniqueTable('prune');
 const provider = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table });
 const take = (key: string, owner: string) => provider.acquire({ key, owner, ttl: 10_000, wait: false });
-const names = async (): Promise<string[]> =>
-  ((await sql(`SELECT name FROM "${table}" ORDER BY name`)) as Array<{ name: string }>).map((r) => r.name);
+const names = async (): Promise<string[]> => ((await sql(`SELECT name FROM "${table}" ORDER BY name`)) as Array<{ name: string }>).map((r) => r.name);
 
 afterAll(async () => {
   await provider.close();

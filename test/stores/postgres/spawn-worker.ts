@@ -51,7 +51,6 @@ export function startWorker(mode: string, table: string, env: Record<string, str
           check();
         }),
       ),
-    ready: (timeoutMs = 15_000) =>
-      within('ready message', timeoutMs, new Promise<void>((resolve) => child.once('message', () => resolve()))),
+    ready: (timeoutMs = 15_000) => within('ready message', timeoutMs, new Promise<void>((resolve) => child.once('message', () => resolve()))),
   };
 }

@@ -37,8 +37,7 @@ async function eventually<T>(fn: () => Promise<T>, tries = 5): Promise<T> {
 
 const terminate = (app: string) =>
   sql<{ n: number }>(`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1`, [app]);
-const backends = async (app: string) =>
-  (await sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1`, [app]))[0].n;
+const backends = async (app: string) => (await sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1`, [app]))[0].n;
 
 afterAll(() => dropLockTables(table));
 
@@ -121,7 +120,7 @@ describe('PostgresLockProvider against a live database', () => {
     const releasedAt = Date.now();
     expect(await eventually(() => holder.release('lock:dropped', 'h'))).toBe(true);
     const grant = await waiting.catch((e: unknown) => e);
-    if (process.env.DEBUG_PG_TEST) console.log("waiter after dropped connections:", grant);
+    if (process.env.DEBUG_PG_TEST) console.log('waiter after dropped connections:', grant);
     if (grant instanceof LockStoreError) {
       // Allowed by the contract; then the key must be free for a new attempt.
       expect(await eventually(() => waiter.acquire({ key: 'lock:dropped', owner: 'w2', ttl: 30_000, wait: false }))).not.toBeNull();

@@ -32,7 +32,7 @@ describe('PostgresLockProvider waiting', () => {
     expect(await b.release('short', 'remote')).toBe(true);
   });
 
-  test('a fresh instance\'s first wait takes its place in line on arrival, ahead of a warm instance that arrives a few ms later', async () => {
+  test("a fresh instance's first wait takes its place in line on arrival, ahead of a warm instance that arrives a few ms later", async () => {
     // warm has waited before (its LISTEN connection is open); each round's cold instance has taken a lock without
     // waiting (its pooled connection has run the statement), but has never waited: no LISTEN connection yet.
     // (A connection's first statements cost more, planning and catalog lookups, whatever this library does; see
@@ -72,7 +72,7 @@ describe('PostgresLockProvider waiting', () => {
     expect(firsts).toEqual(firsts.map(() => 'cold'));
   });
 
-  test('a release while a fresh instance\'s LISTEN connection opens is not missed', async () => {
+  test("a release while a fresh instance's LISTEN connection opens is not missed", async () => {
     for (let round = 0; round < 4; round++) {
       const key = `cold-release:${round}`;
       const cold = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table });

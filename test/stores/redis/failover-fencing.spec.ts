@@ -120,7 +120,6 @@ describe('waitForReplicas', () => {
     await replica.until((info) => info.includes('master_link_status:up'), 'info', 'replication');
     expect(await tokenOf(a, 'r')).toBeGreaterThan(0);
   }, 60_000);
-
 });
 
 test('waitForReplicas must be a whole number, and is for the redis store only', async () => {

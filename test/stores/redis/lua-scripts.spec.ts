@@ -32,7 +32,16 @@ function header(text: string): { input: string[]; output: string[] } | undefined
 
 test('the scripts and their includes are .lua files', () => {
   expect(luaFiles).toEqual(
-    expect.arrayContaining(['acquire.lua', 'try-acquire.lua', 'release.lua', 'release-free.lua', 'leave.lua', 'extend.lua', 'holder.lua', join('includes', 'queue.lua')]),
+    expect.arrayContaining([
+      'acquire.lua',
+      'try-acquire.lua',
+      'release.lua',
+      'release-free.lua',
+      'leave.lua',
+      'extend.lua',
+      'holder.lua',
+      join('includes', 'queue.lua'),
+    ]),
   );
 });
 

@@ -14,8 +14,6 @@ import { RedisServer } from '../../support/redis-server.js';
 import { freePort } from '../../support/free-port.js';
 import { sleep } from '../../support/sleep.js';
 
-const expectNamedCause = (redis: string, cause: RegExp, commandTimeout = 500) => named({ redis, commandTimeout }, cause);
-
 describe('a Redis that cannot work is named at boot and in every LockStoreError', () => {
   test('a closed port: ECONNREFUSED with host:port, never the password', async () => {
     const port = await freePort();
@@ -38,7 +36,7 @@ describe('a Redis that cannot work is named at boot and in every LockStoreError'
 
   const expectNamedCause = (redis: string, cause: RegExp, commandTimeout = 500) => named({ redis, commandTimeout }, cause);
 
-describe('a Redis with requirepass', () => {
+  describe('a Redis with requirepass', () => {
     let server: RedisServer;
     beforeAll(async () => {
       server = await RedisServer.start(['--requirepass', 'right-password']);

@@ -16,7 +16,14 @@ test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, 
   const counterKey = `mp-counter:${run}`;
   const redis = new Redis(url);
   const children = Array.from({ length: PROCESSES }, () =>
-    spawnFixture(new URL('./fixtures/mutex-worker.js', import.meta.url), { url, name: 'mp', keyPrefix: `mp:${run}:`, counterKey, sections: SECTIONS, concurrency: CONCURRENCY }),
+    spawnFixture(new URL('./fixtures/mutex-worker.js', import.meta.url), {
+      url,
+      name: 'mp',
+      keyPrefix: `mp:${run}:`,
+      counterKey,
+      sections: SECTIONS,
+      concurrency: CONCURRENCY,
+    }),
   );
   try {
     const lines = children.map((c) => new ChildLines(c));

@@ -10,13 +10,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import {
-  LockManager,
-  LockModule,
-  LockOptionsError,
-  LockProvider,
-  LockStoreError,
-} from '../../../lib/index.js';
+import { LockManager, LockModule, LockOptionsError, LockProvider, LockStoreError } from '../../../lib/index.js';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
 import { SCRIPTS } from '../../../lib/stores/redis/redis-lock.scripts.js';
 import { RedisServer } from '../../support/redis-server.js';
@@ -182,7 +176,7 @@ async function onAppClient(fn: (client: Redis, shared: RedisLockProvider, socket
   }
 }
 
-test('on a client passed in, the app\'s own commands and lock calls of one turn keep their order', () =>
+test("on a client passed in, the app's own commands and lock calls of one turn keep their order", () =>
   onAppClient(async (client, shared) => {
     const key = unique('order');
     // (a first EVALSHA that fails with NOSCRIPT would go again, after the others)
@@ -355,7 +349,7 @@ describe('a wait whose first call is slow (replies held back 500 ms)', () => {
     expect(await freed(key)).toBe(0);
   });
 
-  test('a wait that timed out with its queueing call in flight is out of the way of the same provider\'s next call', async () => {
+  test("a wait that timed out with its queueing call in flight is out of the way of the same provider's next call", async () => {
     const key = unique('left-in-flight');
     await provider.acquire({ key, owner: 'holder', ttl: 30_000, wait: false });
     // The queueing call reaches Redis at once; its reply comes 500 ms later, long after the 100 ms wait ended.
