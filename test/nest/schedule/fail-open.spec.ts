@@ -3,11 +3,12 @@
  * level once per tick by default; run anyway with failOpen: true.
  */
 import 'reflect-metadata';
-import { Injectable, type LoggerService } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Module } from '@nestjs/common';
 import { Cron, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { LockModule, Locked } from '../../../lib/index.js';
+import { RecordingLogger } from '../../support/recording-logger.js';
 import { RedisServer } from '../../support/redis-server.js';
 
 @Injectable()
@@ -25,23 +26,6 @@ class Jobs {
   open() {
     this.runs.push('open');
   }
-}
-
-class RecordingLogger implements LoggerService {
-  entries: Array<[string, string]> = [];
-  log(m: unknown) {
-    this.entries.push(['log', String(m)]);
-  }
-  warn(m: unknown) {
-    this.entries.push(['warn', String(m)]);
-  }
-  error(m: unknown) {
-    this.entries.push(['error', String(m)]);
-  }
-  debug(m: unknown) {
-    this.entries.push(['debug', String(m)]);
-  }
-  verbose() {}
 }
 
 describe('scheduled tasks when Redis is down', () => {
