@@ -5,6 +5,9 @@
  * --only or --contenders writes partial.*).
  *
  * Flags: --quick, --only=1,3,5 (scenario numbers), --repeats=N,
+ * --sizes=10,100,1000,10000 (scenarios 7 and 8: how the cost grows; --quick: 10,100),
+ * --held-window=ms (scenario 7's measurement window, default 10 000; --quick 3 500),
+ * --max-waiters=N (scenario 8's cap, default 10 000),
  * --contenders=ours-redis,raw-redis (contender ids; for quick comparisons while
  * working on one path: ratios need the raw and peer rows of their scenario).
  * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/test).
@@ -21,6 +24,9 @@ import { parallel } from './scenarios/s2-parallel.scenario.js';
 import { contended } from './scenarios/s3-contended.scenario.js';
 import { inMemory } from './scenarios/s4-in-memory.scenario.js';
 import { http } from './scenarios/s5-http.scenario.js';
+import { heldLocks } from './scenarios/s7-held-locks.scenario.js';
+import { manyWaiters } from './scenarios/s8-many-waiters.scenario.js';
+import { growthTable, sizesFlag, type GrowthTable } from './support/growth.js';
 import { BenchRedis } from './support/redis-server.js';
 import { legend, table, targetLines, targets } from './support/report.js';
 import type { Row } from './support/results.js';
@@ -95,6 +101,10 @@ async function main(): Promise<void> {
   const ctx: BenchContext = { env, options, log };
   log(`bench redis-server ${redis.version} on port ${redis.port}; postgres ${pgVersion ?? 'not reachable'}; ${options.quick ? 'quick' : 'full'} run`);
   const rows: Row[] = [];
+  const growth: GrowthTable[] = [];
+  const argv = process.argv.slice(2);
+  const sizes = sizesFlag(argv, options.quick ? [10, 100] : [10, 100, 1_000, 10_000]);
+  const flag = (name: string, fallback: number): number => Number(argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
   try {
     if (wants(1)) {
       log('scenario 1: uncontended');
@@ -125,6 +135,15 @@ async function main(): Promise<void> {
         log(`scenario 6 skipped: PostgreSQL not reachable at ${pgUrl}`);
       }
     }
+    if (wants(7)) {
+      log('scenario 7: many held locks');
+      const stores = pgVersion ? (['memory', 'redis', 'postgres'] as const) : (['memory', 'redis'] as const);
+      growth.push(await heldLocks(ctx, { sizes, stores, windowMs: flag('held-window', options.quick ? 3_500 : 10_000) }));
+    }
+    if (wants(8)) {
+      log('scenario 8: many waiters');
+      growth.push(await manyWaiters(ctx, { sizes, maxWaiters: flag('max-waiters', 10_000) }));
+    }
   } finally {
     await redis.stop();
   }
@@ -132,15 +151,13 @@ async function main(): Promise<void> {
   const ts = targets(rows);
   const info = machine(redis.version, pgVersion);
   const settings = `${options.repeats} repeats × ${options.runMs} ms (scenarios 1, 2, 4, 6a); ${options.longRepeats} × ${options.longRunMs} ms (3, 5, 6b)`;
+  // A run of scenarios 7 and 8 alone prints their growth tables only.
+  const main = rows.length ? [table(rows), '', 'Checks against this run:', targetLines(ts), ''] : [];
   const out = [
     '',
-    table(rows),
-    '',
-    'Checks against this run:',
-    targetLines(ts),
-    '',
-    legend(rows),
-    '',
+    ...main,
+    ...growth.flatMap((g) => [growthTable(g), '']),
+    ...(rows.length ? [legend(rows), ''] : []),
     `Machine: ${Object.entries(info)
       .map(([k, v]) => `${k} ${v}`)
       .join('; ')}`,
@@ -153,7 +170,7 @@ async function main(): Promise<void> {
   mkdirSync(dir, { recursive: true });
   // Only a full run of every scenario and contender replaces latest.*, which the README shows.
   const base = options.quick ? 'quick' : partial ? 'partial' : 'latest';
-  const json = { date: new Date().toISOString(), machine: info, options, targets: ts, rows };
+  const json = { date: new Date().toISOString(), machine: info, options, targets: ts, rows, growth };
   writeFileSync(`${dir}${base}.json`, `${JSON.stringify(json, null, 2)}\n`);
   writeFileSync(`${dir}${base}.svg`, chart(rows, `${info.cpus}, node ${info.node}, redis ${info.redis}`));
   writeFileSync(`${dir}${base}.md`, `${out.trim()}\n`);

@@ -1,4 +1,15 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The compiled worker `relative` to the module at `base`: next to it when
+ * that module runs from dist/, else its twin under dist/ (a spec running the
+ * TypeScript sources through Jest still forks the build of `npm run build:all`).
+ */
+export function compiledWorker(relative: string, base: string): string {
+  const path = fileURLToPath(new URL(relative, base));
+  return /\/dist\/bench\//.test(path) ? path : path.replace(/\/bench\/(?!.*\/bench\/)/, '/dist/bench/');
+}
 
 /** Answers of a bench child process always include this shape on failure. */
 export interface FailedAnswer {
@@ -15,8 +26,9 @@ export class ChildWorker<Request extends { type: string }, Answer extends { type
   private readonly pending: Array<(m: Answer | FailedAnswer) => void> = [];
   private exited = false;
 
-  constructor(path: string) {
-    this.child = fork(path, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  /** `execArgv`: node flags of the child (e.g. `--expose-gc` for a heap measurement). */
+  constructor(path: string, execArgv: string[] = process.execArgv) {
+    this.child = fork(path, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.child.on('message', (m: Answer) => this.pending.shift()?.(m));
     this.child.on('exit', () => {
       this.exited = true;

@@ -3,7 +3,8 @@
  * Redis baseline really excludes (its counter comes out exact, and its
  * compare-and-delete never frees a key someone else holds), the in-memory
  * adapters exclude too, and the ratios of the table are computed against the
- * right rows.
+ * right rows. Scenarios 7 and 8 run once at their smallest size (their
+ * workers are the build's: run `npm run build:all` first).
  */
 import { Redis } from 'ioredis';
 import { COMPARE_AND_DELETE, rawRedis } from '../../bench/contenders/raw-redis.contender.js';
@@ -14,6 +15,9 @@ import { RedisServer } from '../support/redis-server.js';
 import type { BenchEnv, LockClient } from '../../bench/contenders/contender.js';
 import { addRatios, buildRow } from '../../bench/support/results.js';
 import { median, quantile, SectionOrder, spread } from '../../bench/support/stats.js';
+import { heldLocks } from '../../bench/scenarios/s7-held-locks.scenario.js';
+import { judge, manyWaiters } from '../../bench/scenarios/s8-many-waiters.scenario.js';
+import type { BenchContext } from '../../bench/support/runner.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const env: BenchEnv = { redisUrl, pgUrl: 'postgres://unused', ttl: 10_000 };
@@ -199,5 +203,36 @@ describe('table arithmetic', () => {
     expect(ours.bestPeer).toBe('peer-tuned (tuned)');
     expect(ours.vsBestDefaultPeer).toBeCloseTo(3);
     expect(rows[2]!.vsBestPeer).toBeUndefined();
+  });
+});
+
+describe('growth scenarios at their smallest size', () => {
+  const ctx: BenchContext = {
+    env,
+    options: { quick: true, repeats: 1, longRepeats: 1, runMs: 100, longRunMs: 100 },
+    log: () => {},
+  };
+
+  test('many held locks (memory, 10): renewal calls extend, no lock is lost, the heap per lock is measured', async () => {
+    const t = await heldLocks(ctx, { sizes: [10], stores: ['memory'], windowMs: 1_500 });
+    const raw = t.rows[0]!.raw;
+    expect(raw.failed).toBeUndefined();
+    expect(raw.extendsPerSecond).toBeGreaterThan(0);
+    expect(raw.lost).toBe(0);
+    expect(raw.extendFailures).toBe(0);
+    expect(Number.isFinite(raw.heapPerLockBytes)).toBe(true);
+  }, 60_000);
+
+  test('many waiters (redis, 10): every waiter is served once, no sections overlap', async () => {
+    const t = await manyWaiters(ctx, { sizes: [10], maxWaiters: 10 });
+    expect(t.rows[0]!.raw).toMatchObject({ waiters: 10, served: 10, lost: 0, servedTwice: 0, overlaps: 0, errors: 0 });
+  }, 60_000);
+
+  test('hand-off arithmetic: a lost waiter, one served twice and an overlap are each counted', () => {
+    const s = (id: number, pid: number, start: number, end: number) => ({ id, pid, start, end });
+    const r = judge(4, 0, [s(0, 1, 1, 2), s(1, 2, 4, 6), s(1, 2, 5, 7), s(3, 1, 8, 9)]);
+    expect(r).toMatchObject({ served: 3, lost: 1, twice: 1, overlaps: 1, totalMs: 9 });
+    expect(r.handOffs).toEqual([1, 2, -1, 1]);
+    expect(r.crossProcess).toEqual([1, 2, 1]);
   });
 });
