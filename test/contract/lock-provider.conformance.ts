@@ -349,7 +349,8 @@ export function describeLockProviderConformance(label: string, create: () => Pro
       await sleep(1_500);
       expect(await p.extend(`${prefix}a`, 'owner-a', 20_000)).toBe(true);
       const extended = (await p.inspect!({ prefix, limit: 10 })).locks[0];
-      expect(Math.abs(extended.heldSince! - first.heldSince!)).toBeLessThanOrEqual(5);
+      // Unchanged by the extend 1.5 s after the grant (a store may compute it per read, so allow a loaded machine's jitter).
+      expect(Math.abs(extended.heldSince! - first.heldSince!)).toBeLessThan(500);
       expect(await p.release(`${prefix}a`, 'owner-a')).toBe(true);
       await take(`${prefix}a`, 'owner-b', 20_000);
       const next = (await p.inspect!({ prefix, limit: 10 })).locks[0];
