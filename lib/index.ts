@@ -10,7 +10,7 @@ export { DEFAULT_TTL, DEFAULT_KEY_PREFIX, DEFAULT_COMMAND_TIMEOUT } from './cont
 export { LockManager, type LockManagerOptions } from './engine/lock-manager.js';
 export type { LockHandle } from './engine/lock-handle.interface.js';
 export { currentLock } from './engine/lock-context.js';
-export type { LockCallOptions, OnHeld } from './contract/lock-options.interface.js';
+export type { LockCallOptions, LockMode, OnHeld } from './contract/lock-options.interface.js';
 export type { LockModuleOptions } from './nest/lock-module-options.interface.js';
 export type { LockStoreOptions } from './stores/lock-store-options.interface.js';
 export type { LockEvent, LockEventType, LeadershipEndReason, LockOutcome } from './contract/lock-events.interface.js';

@@ -7,6 +7,14 @@
  */
 export type OnHeld = 'throw' | 'skip' | 'wait';
 
+/**
+ * How a caller holds a name:
+ * - `'exclusive'`: alone (default), or one of at most `limit` holders (a semaphore);
+ * - `'shared'`: together with any number of other shared holders, never with
+ *   an exclusive one (a read lock; `'exclusive'` is then the write lock).
+ */
+export type LockMode = 'shared' | 'exclusive';
+
 /** Per-call options, shared by `@Locked`, `LockService.withLock`, `acquire` and `tryAcquire`. */
 export interface LockCallOptions {
   /** Lease length in ms. Renewed while the holder runs (see `renew`). Default: the module's `ttl` (30 000). */
@@ -32,6 +40,14 @@ export interface LockCallOptions {
    * or skip it (`false`, default). See the README's "Scheduled tasks".
    */
   failOpen?: boolean;
+  /**
+   * How many exclusive holders the name admits at once (a semaphore's
+   * permits): an integer >= 1. Every caller of one name must give the same
+   * `limit`. Default 1: a plain lock. Not with `mode: 'shared'`.
+   */
+  limit?: number;
+  /** `'shared'` (many readers) or `'exclusive'` (one writer). Default `'exclusive'`. */
+  mode?: LockMode;
   /** Aborts a wait for the lock (the call then throws the signal's reason). */
   signal?: AbortSignal;
   /**

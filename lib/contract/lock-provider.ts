@@ -1,5 +1,6 @@
 import { instanceIdOf } from '../shared/owner-token.js';
 import type { LockInspectPage, LockInspectRequest } from './stored-lock.interface.js';
+import type { LockMode } from './lock-options.interface.js';
 
 /**
  * What a {@link LockProvider} is asked to do when a lock is acquired.
@@ -28,6 +29,19 @@ export interface LockAcquireRequest {
    * The next grant of the key draws tokens above the whole block.
    */
   readonly fences?: number;
+  /**
+   * `'shared'`: hold together with other shared holders, never with an
+   * exclusive one. Absent: `'exclusive'`. Only sent to stores whose
+   * {@link LockProvider.supports} lists `shared`.
+   */
+  readonly mode?: LockMode;
+  /**
+   * Exclusive holders the key admits at once (a semaphore), an integer >= 1.
+   * Absent: 1. A store that finds the key held or awaited with another limit
+   * throws {@link LockOptionsError} naming both. Only sent (above 1) to
+   * stores whose {@link LockProvider.supports} lists `limit`.
+   */
+  readonly limit?: number;
 }
 
 /** What a provider returns for a granted lock. */
@@ -97,6 +111,14 @@ export abstract class LockProvider {
    * turns on the local hand-off (docs/engine.md). Default `false`.
    */
   readonly fenceBlocks?: boolean;
+
+  /**
+   * What the store can do beyond the plain lock: `limit` (semaphores,
+   * {@link LockAcquireRequest.limit} above 1) and `shared` (read/write,
+   * {@link LockAcquireRequest.mode}). Absent: neither; the engine then
+   * refuses such calls with a {@link LockOptionsError}.
+   */
+  readonly supports?: { readonly limit?: boolean; readonly shared?: boolean };
 
   /**
    * Takes the lock for `request.owner`, or returns `null` when it is held and

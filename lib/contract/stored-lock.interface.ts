@@ -1,3 +1,5 @@
+import type { LockMode } from './lock-options.interface.js';
+
 /** What {@link LockProvider.inspect} is asked: one page of the locks held under a prefix. */
 export interface LockInspectRequest {
   /** Only keys that start with it (the module's `keyPrefix`). */
@@ -14,8 +16,10 @@ export interface StoredLock {
   readonly key: string;
   /** The holder's owner token. Never shown to users: it can release the lock. */
   readonly owner: string;
-  /** How many holders the key admits (1: an exclusive lock). */
+  /** How many holders the key admits (1: an exclusive lock; a semaphore's `limit`). */
   readonly permits: number;
+  /** How this holder holds the key: `'shared'` or `'exclusive'`. Absent: `'exclusive'`. */
+  readonly mode?: LockMode;
   /**
    * The newest fencing token drawn for the key: the holder's, or up to 15
    * above it when the holder's grant reserved a block of tokens for callers
