@@ -15,11 +15,15 @@ export interface LockHandle {
   readonly name: string;
   /** The store key (prefix included). */
   readonly key: string;
+  /** Every name it holds, in canonical order (sorted): `[name]` for a lock of one name. */
+  readonly names: readonly string[];
   /**
    * Strictly greater than every earlier grant's token for this name: pass it
    * to storage that rejects stale writers (see docs/engine.md, "Fencing tokens").
    */
   readonly fencingToken: number;
+  /** The fencing token of each name it holds: `{ [name]: fencingToken }` for a lock of one name. */
+  readonly fencingTokens: Readonly<Record<string, number>>;
   /** Aborts, with a {@link LockLostError} as its `reason`, when the lock is lost while held. */
   readonly signal: AbortSignal;
   /** `true` until released or lost. */

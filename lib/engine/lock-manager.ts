@@ -7,7 +7,7 @@ import type { LockRequest } from './local-waiter.js';
 import type { LockEngine } from './lock-engine.interface.js';
 import type { LockManagerOptions } from './lock-manager-options.interface.js';
 import { callDefaults, resolveCallOptions, type ResolvedCallOptions } from './resolved-call-options.js';
-import { assertCallOptions, assertLockName, assertManagerOptions } from './lock-options.validation.js';
+import { assertCallOptions, assertLockName, assertManagerOptions, assertSupported } from './lock-options.validation.js';
 import { defaultInstanceId } from './default-instance-id.js';
 import { LockOptionsError, LockReentryError } from '../errors/lock.errors.js';
 import { notAFunctionMessage, onEventThrewLog } from '../errors/lock.messages.js';
@@ -268,6 +268,7 @@ export class LockManager {
   }
 
   private request(name: string, options: ResolvedCallOptions, scope: LockRequest['scope']): LockRequest {
+    if (options.limit !== undefined || options.mode !== undefined) assertSupported(this.provider, name, options);
     return { name, key: this.keyPrefix + name, options, wait: options.onHeld === 'wait', scope, requestedAt: now() };
   }
 
