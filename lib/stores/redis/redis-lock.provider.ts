@@ -8,6 +8,7 @@ import { RedisWaiters, rest, type Waiter } from './redis-waiters.js';
 import { SCRIPTS, lockKeys, lockTag, type LockScript, type LockScripts } from './redis-lock.scripts.js';
 import { inspectRedis } from './redis-inspection.js';
 import { replicated, type ReplicaWait } from './redis-replicas.js';
+import { RedisGroups, checkLimit, groupKind } from './redis-group.js';
 import type { RedisLockProviderOptions } from './redis-lock-provider.interface.js';
 
 /** Bound of the provider's memory of contended keys (past it, it starts over). */
@@ -43,9 +44,10 @@ const isOne = (reply: unknown): boolean => Number(reply) === 1;
  *   process dies.
  * - Every call is bounded by `commandTimeout`, also while ioredis reconnects,
  *   and fails with {@link LockStoreError}.
+ * - Shared (read/write) locks and semaphores (`limit`): see `RedisGroups`.
  *
  * Keys, for a lock key `k` (the module's prefix included): `{k}` (the lock),
- * `{k}:fence`, `{k}:q`, `{k}:w`, all in one Cluster slot.
+ * `{k}:fence`, `{k}:q`, `{k}:w`, `{k}:h`, `{k}:t`, all in one Cluster slot.
  *
  * Made of (internal): `RedisClients` (the connections), `RedisCommands`
  * (bounded calls, scripts, write batching), `RedisWaiters` (local waiters
@@ -62,11 +64,15 @@ export class RedisLockProvider extends LockProvider {
   readonly kind = 'redis';
   /** A grant reserves `request.fences` fencing tokens (in the same script): the engine hands locks over locally. */
   override readonly fenceBlocks = true;
+  /** Semaphores (`limit`) and read/write locks (`mode: 'shared'`). */
+  override readonly supports = { limit: true, shared: true } as const;
   /** The client that runs the scripts (yours, or the one the provider opened). */
   readonly client: RedisClient;
   private readonly clients: RedisClients;
   private readonly commands: RedisCommands;
   private readonly waiters: RedisWaiters;
+  /** Shared holders and semaphores: their scripts, and the owners whose release and extend are theirs. */
+  private readonly groups: RedisGroups;
   /** The Lua scripts, read when the provider is built. */
   private readonly scripts: LockScripts;
   private readonly commandTimeout: number;
@@ -95,26 +101,26 @@ export class RedisLockProvider extends LockProvider {
     this.client = this.clients.main;
     this.commands = new RedisCommands(this.clients, commandTimeout);
     const protocol = {
-      attempt: (w: Waiter, mode: '1' | '2') => this.attempt(w.key, w.owner, w.ttl, mode, w.fences, this.waiters.acquired),
+      attempt: (w: Waiter, mode: '1' | '2') =>
+        w.kind === undefined
+          ? this.attempt(w.key, w.owner, w.ttl, mode, w.fences, this.waiters.acquired)
+          : this.groups.attempt(w.key, w.owner, w.ttl, mode, w.kind, this.waiters.acquired),
       leave: (key: string, owner: string) => this.leave(key, owner),
       track: (promise: Promise<unknown>) => this.track(promise),
       granted: (w: Waiter, queued: boolean) => {
-        if (queued) this.afterWait.add(w.owner);
+        if (w.kind !== undefined) this.groups.granted(w.owner);
+        else if (queued) this.afterWait.add(w.owner);
         else this.contended.delete(w.key);
       },
     };
     this.waiters = new RedisWaiters(this.clients, this.commands, protocol, `${channel}:${this.instance}`, waiterLease);
+    this.groups = new RedisGroups(this.commands, this.scripts, this.waiters, { run: (c) => this.lockScript(c), cleanUp: (k, o) => this.cleanUp(k, o) });
     if (waitForReplicas > 0) {
       // A grant that did not replicate goes back: no release of it follows.
-      const giveBack = (key: string, owner: string): Promise<void> => {
-        this.afterWait.delete(owner);
-        return this.leave(key, owner);
-      };
-      const cleanUp = (key: string, owner: string): void => {
-        this.afterWait.delete(owner);
-        this.cleanUp(key, owner);
-      };
-      this.replicas = { commands: this.commands, extend: this.scripts.extend, replicas: waitForReplicas, commandTimeout, giveBack, cleanUp };
+      const forget = (owner: string): boolean => this.afterWait.delete(owner) || this.groups.forget(owner);
+      const giveBack = (key: string, owner: string): Promise<void> => (forget(owner), this.leave(key, owner));
+      const cleanUp = (key: string, owner: string): void => (forget(owner), this.cleanUp(key, owner));
+      this.replicas = { commands: this.commands, scripts: this.scripts, replicas: waitForReplicas, commandTimeout, giveBack, cleanUp };
     }
   }
 
@@ -136,6 +142,7 @@ export class RedisLockProvider extends LockProvider {
 
   /** {@inheritDoc LockProvider.extend} */
   extend(key: string, owner: string, ttl: number): Promise<boolean> {
+    if (this.groups.has(owner)) return this.groups.extend(key, owner, Math.max(1, Math.ceil(ttl)));
     const args = [lockTag(key), owner, Math.max(1, Math.ceil(ttl))];
     return this.commands.script({ operation: 'extend', key, script: this.scripts.extend, numKeys: 1, args, map: isOne });
   }
@@ -147,6 +154,7 @@ export class RedisLockProvider extends LockProvider {
    * release with hand-off run.
    */
   release(key: string, owner: string): Promise<boolean> {
+    if (this.groups.has(owner)) return this.groups.release(key, owner);
     if (this.afterWait.delete(owner)) return this.releaseQueued(key, owner);
     const tag = lockTag(key);
     return this.commands.script({
@@ -178,8 +186,8 @@ export class RedisLockProvider extends LockProvider {
       operation: 'holder',
       key,
       script: this.scripts.holder,
-      numKeys: 1,
-      args: [lockTag(key)],
+      numKeys: 2,
+      args: [lockTag(key), `${lockTag(key)}:h`],
       map: (reply) => (Array.isArray(reply) ? lockHolder(String(reply[0]), Number(reply[1])) : null),
     });
   }
@@ -214,6 +222,7 @@ export class RedisLockProvider extends LockProvider {
     this.commands.close();
     const subscriber = this.waiters.close();
     this.afterWait.clear();
+    this.groups.clear();
     await Promise.allSettled([...this.background]);
     await this.clients.close(subscriber);
   }
@@ -221,6 +230,8 @@ export class RedisLockProvider extends LockProvider {
   /** {@link acquire}, before replicas are asked. */
   private take(request: LockAcquireRequest): Promise<LockGrant | null> {
     const ttl = Math.max(1, Math.ceil(request.ttl));
+    const kind = groupKind(request);
+    if (kind !== undefined) return this.groups.take(request, ttl, kind);
     const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
       const map = fences === 1 ? this.waiters.grant : (reply: ScriptReply) => this.waiters.blockGrant(reply, fences);
@@ -293,7 +304,8 @@ export class RedisLockProvider extends LockProvider {
   /** One acquire script call; on failure, makes sure the call leaves nothing behind if it still reaches Redis. */
   private attempt<R>(key: string, owner: string, ttl: number, mode: '0' | '1' | '2', fences: number, map: (reply: ScriptReply) => R): Promise<R> {
     const script = this.scripts.acquire;
-    return this.lockScript({ operation: 'acquire', key, script, args: [owner, ttl, mode, fences], map, onError: () => this.cleanUp(key, owner) });
+    const checked = (reply: ScriptReply): R => (checkLimit(reply, key, undefined), map(reply));
+    return this.lockScript({ operation: 'acquire', key, script, args: [owner, ttl, mode, fences], map: checked, onError: () => this.cleanUp(key, owner) });
   }
 
   /** The full release: owner-checked, then hands the key to the first live waiter. */
@@ -307,17 +319,17 @@ export class RedisLockProvider extends LockProvider {
     return this.lockScript({ operation: 'leave', key, script: this.scripts.leave, args: [owner], map }).catch(noop);
   }
 
-  /** A script on the four keys of a lock, with the common last argument (see {@link LockScript}). */
+  /** A script on the six keys of a lock, with the common last argument (see {@link LockScript}). */
   private lockScript<R>(command: {
     operation: string;
     key: string;
     script: LockScript;
-    args: [string, number, string, number] | [string];
+    args: Array<string | number>;
     map: (reply: ScriptReply) => R;
     onError?: () => void;
   }): Promise<R> {
     const args = [...lockKeys(command.key), ...command.args, this.common];
-    return this.commands.script({ ...command, numKeys: 4, args });
+    return this.commands.script({ ...command, numKeys: 6, args });
   }
 
   /** After a failed acquire: leave the queue, release if granted. Best effort (the lease and the entry expire anyway). */

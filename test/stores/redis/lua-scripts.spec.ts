@@ -74,7 +74,18 @@ const names = Object.keys(SCRIPTS) as Array<keyof typeof SCRIPTS>;
 
 /** The file of a script of {@link SCRIPTS}. */
 function fileOf(name: keyof typeof SCRIPTS): string {
-  return { acquire: 'acquire', try: 'try-acquire', release: 'release', releaseFree: 'release-free', leave: 'leave', extend: 'extend', holder: 'holder' }[name];
+  return {
+    acquire: 'acquire',
+    try: 'try-acquire',
+    release: 'release',
+    releaseFree: 'release-free',
+    leave: 'leave',
+    extend: 'extend',
+    holder: 'holder',
+    groupAcquire: 'group-acquire',
+    groupRelease: 'group-release',
+    groupExtend: 'group-extend',
+  }[name];
 }
 
 test('each loaded script is its file with the includes expanded, and its sha is the SHA1 of that text', () => {
@@ -111,6 +122,10 @@ async function runEveryScript(provider: RedisLockProvider, admin: Redis): Promis
   expect(await provider.release(key, 'c')).toBe(true);
   expect(await d).not.toBeNull();
   expect(await provider.release(key, 'd')).toBe(true);
+  // (a semaphore: the group scripts)
+  expect(await provider.acquire({ key, owner: 'e', ttl: 10_000, wait: false, limit: 2 })).not.toBeNull();
+  expect(await provider.extend(key, 'e', 10_000)).toBe(true);
+  expect(await provider.release(key, 'e')).toBe(true);
   await admin.del(`{${key}}:fence`);
 }
 

@@ -1,0 +1,134 @@
+import { LockOptionsError } from '../../errors/lock.errors.js';
+/** The limit-disagreement message (the shared one in `option.messages.ts` replaces it once it is there). */
+const limitMismatchMessage = (key: string, recorded: number, requested: number): string =>
+  `Lock "${key}": requested with limit ${requested}, but the store holds or queues it with limit ${recorded}. ` +
+  'Give every caller of this name the same limit.';
+import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
+import type { RedisCommands, ScriptReply } from './redis-commands.js';
+import type { RedisWaiters } from './redis-waiters.js';
+import { lockTag, type LockScript, type LockScripts } from './redis-lock.scripts.js';
+
+/**
+ * The group kind of a request, as the scripts name it: `'s'` for a shared
+ * (read) lock, `'x<L>'` for a semaphore of limit L >= 2, `undefined` for a
+ * plain lock (exclusive, limit 1), which takes the plain scripts.
+ * @internal
+ */
+export function groupKind(request: Pick<LockAcquireRequest, 'mode' | 'limit'>): string | undefined {
+  if (request.mode === 'shared') return 's';
+  const limit = request.limit ?? 1;
+  return limit > 1 ? `x${Math.floor(limit)}` : undefined;
+}
+
+/** The limit a kind asks for (`'x3'` → 3; plain → 1; shared: none). */
+function limitOf(kind: string | undefined): number {
+  return kind === undefined ? 1 : Number(kind.slice(1));
+}
+
+/** What {@link RedisGroups} runs on the provider's six lock keys. @internal */
+export type LockScriptRunner = <R>(command: {
+  operation: string;
+  key: string;
+  script: LockScript;
+  args: Array<string | number>;
+  map: (reply: ScriptReply) => R;
+  onError?: () => void;
+}) => Promise<R>;
+
+/**
+ * Throws the limit-disagreement error when a script answered `{-1, limit}`:
+ * the key's exclusive holders or waiters were recorded with another limit
+ * than this request's.
+ * @internal
+ */
+export function checkLimit(reply: ScriptReply, key: string, kind: string | undefined): void {
+  if (reply[0] === -1) throw new LockOptionsError(limitMismatchMessage(key, Number(reply[1]), limitOf(kind)));
+}
+
+/**
+ * Shared (read/write) locks and semaphores of {@link RedisLockProvider}: the
+ * group scripts (`group-acquire`, `group-release`, `group-extend`) and the
+ * owners that hold a place in a group, whose release and extend take those
+ * scripts instead of the plain ones. While a group holds a key, the lock key
+ * holds a marker (`#s`, `#x<L>`) that the plain scripts see as a holder that
+ * is not them; the holders are `{k}:h` (scored by lease end) with their
+ * fencing tokens in `{k}:t`. Waiters of every kind share the one FIFO queue.
+ * @internal
+ */
+export class RedisGroups {
+  /** Owners holding a place in a group through this provider. */
+  private readonly owners = new Set<string>();
+
+  constructor(
+    private readonly commands: RedisCommands,
+    private readonly scripts: LockScripts,
+    private readonly waiters: RedisWaiters,
+    /** `run`: a script on the six lock keys; `cleanUp`: after a failed call, leave the queue and give back a place granted meanwhile. */
+    private readonly host: { run: LockScriptRunner; cleanUp: (key: string, owner: string) => void },
+  ) {}
+
+  /** Acquires for a request of group kind `kind`: a try, or a wait in the shared queue. */
+  take(request: LockAcquireRequest, ttl: number, kind: string): Promise<LockGrant | null> {
+    if (request.wait && !request.signal?.aborted && request.waitTimeout !== 0) return this.waiters.queue(request, ttl, 1);
+    return this.attempt(request.key, request.owner, ttl, '0', kind, this.waiters.grant);
+  }
+
+  /** Whether `owner` holds a place in a group (its release and extend are the group's). */
+  has(owner: string): boolean {
+    return this.owners.has(owner);
+  }
+
+  /** Records a group grant of `owner`. */
+  granted(owner: string): void {
+    this.owners.add(owner);
+  }
+
+  /** One group-acquire call; `map` sees the reply once a limit disagreement has thrown and a grant has been recorded. */
+  attempt<R>(key: string, owner: string, ttl: number, mode: '0' | '1' | '2', kind: string, map: (reply: ScriptReply) => R): Promise<R> {
+    return this.host.run({
+      operation: 'acquire',
+      key,
+      script: this.scripts.groupAcquire,
+      args: [owner, ttl, mode, kind],
+      map: (reply) => {
+        checkLimit(reply, key, kind);
+        if (reply[0] === 1 && mode === '0') this.owners.add(owner);
+        return map(reply);
+      },
+      onError: () => this.host.cleanUp(key, owner),
+    });
+  }
+
+  /** Frees the owner's own place, and grants from the queue. */
+  release(key: string, owner: string): Promise<boolean> {
+    this.owners.delete(owner);
+    return this.host.run({ operation: 'release', key, script: this.scripts.groupRelease, args: [owner], map: this.waiters.released });
+  }
+
+  /** Owner-checked extend of the owner's own lease. */
+  extend(key: string, owner: string, ttl: number): Promise<boolean> {
+    const tag = lockTag(key);
+    return this.commands.script({
+      operation: 'extend',
+      key,
+      script: this.scripts.groupExtend,
+      numKeys: 3,
+      args: [tag, `${tag}:h`, `${tag}:t`, owner, ttl],
+      map: (reply) => {
+        const held = Number(reply) === 1;
+        if (!held) this.owners.delete(owner);
+        return held;
+      },
+    });
+  }
+
+  /** Forgets a group owner (its grant went back); whether it was one. */
+  forget(owner: string): boolean {
+    return this.owners.delete(owner);
+  }
+
+  /** Forgets every owner (the provider closed). */
+  clear(): void {
+    this.owners.clear();
+  }
+}
