@@ -56,7 +56,11 @@ export function checkLimit(reply: ScriptReply, key: string, kind: string | undef
  * @internal
  */
 export class RedisGroups {
-  /** Owners holding a place in a group through this provider. */
+  /**
+   * `<key> <owner>` of the places in a group granted through this provider:
+   * their release and extend go straight to the group scripts (the plain
+   * ones answer "a group holds the key" for the others, then they do too).
+   */
   private readonly owners = new Set<string>();
 
   constructor(
@@ -73,14 +77,14 @@ export class RedisGroups {
     return this.attempt(request.key, request.owner, ttl, '0', kind, this.waiters.grant);
   }
 
-  /** Whether `owner` holds a place in a group (its release and extend are the group's). */
-  has(owner: string): boolean {
-    return this.owners.has(owner);
+  /** Whether `owner` was granted a place in the group of `key` here (its release and extend are the group's). */
+  has(key: string, owner: string): boolean {
+    return this.owners.has(`${key} ${owner}`);
   }
 
-  /** Records a group grant of `owner`. */
-  granted(owner: string): void {
-    this.owners.add(owner);
+  /** Records a group grant. */
+  granted(key: string, owner: string): void {
+    this.owners.add(`${key} ${owner}`);
   }
 
   /** One group-acquire call; `map` sees the reply once a limit disagreement has thrown and a grant has been recorded. */
@@ -92,7 +96,7 @@ export class RedisGroups {
       args: [owner, ttl, mode, kind],
       map: (reply) => {
         checkLimit(reply, key, kind);
-        if (reply[0] === 1 && mode === '0') this.owners.add(owner);
+        if (reply[0] === 1 && mode === '0') this.granted(key, owner);
         return map(reply);
       },
       onError: () => this.host.cleanUp(key, owner),
@@ -101,7 +105,7 @@ export class RedisGroups {
 
   /** Frees the owner's own place, and grants from the queue. */
   release(key: string, owner: string): Promise<boolean> {
-    this.owners.delete(owner);
+    this.forget(key, owner);
     return this.host.run({ operation: 'release', key, script: this.scripts.groupRelease, args: [owner], map: this.waiters.released });
   }
 
@@ -116,15 +120,15 @@ export class RedisGroups {
       args: [tag, `${tag}:h`, `${tag}:t`, owner, ttl],
       map: (reply) => {
         const held = Number(reply) === 1;
-        if (!held) this.owners.delete(owner);
+        if (!held) this.forget(key, owner);
         return held;
       },
     });
   }
 
   /** Forgets a group owner (its grant went back); whether it was one. */
-  forget(owner: string): boolean {
-    return this.owners.delete(owner);
+  forget(key: string, owner: string): boolean {
+    return this.owners.delete(`${key} ${owner}`);
   }
 
   /** Forgets every owner (the provider closed). */

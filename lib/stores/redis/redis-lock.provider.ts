@@ -14,7 +14,6 @@ import type { RedisLockProviderOptions } from './redis-lock-provider.interface.j
 /** Bound of the provider's memory of contended keys (past it, it starts over). */
 const MAX_CONTENDED_KEYS = 1_024;
 const noop = (): void => {};
-const isOne = (reply: unknown): boolean => Number(reply) === 1;
 
 /**
  * Locks in Redis (standalone or Cluster), shared by every instance that uses
@@ -108,7 +107,7 @@ export class RedisLockProvider extends LockProvider {
       leave: (key: string, owner: string) => this.leave(key, owner),
       track: (promise: Promise<unknown>) => this.track(promise),
       granted: (w: Waiter, queued: boolean) => {
-        if (w.kind !== undefined) this.groups.granted(w.owner);
+        if (w.kind !== undefined) this.groups.granted(w.key, w.owner);
         else if (queued) this.afterWait.add(w.owner);
         else this.contended.delete(w.key);
       },
@@ -117,9 +116,9 @@ export class RedisLockProvider extends LockProvider {
     this.groups = new RedisGroups(this.commands, this.scripts, this.waiters, { run: (c) => this.lockScript(c), cleanUp: (k, o) => this.cleanUp(k, o) });
     if (waitForReplicas > 0) {
       // A grant that did not replicate goes back: no release of it follows.
-      const forget = (owner: string): boolean => this.afterWait.delete(owner) || this.groups.forget(owner);
-      const giveBack = (key: string, owner: string): Promise<void> => (forget(owner), this.leave(key, owner));
-      const cleanUp = (key: string, owner: string): void => (forget(owner), this.cleanUp(key, owner));
+      const forget = (key: string, owner: string): boolean => this.afterWait.delete(owner) || this.groups.forget(key, owner);
+      const giveBack = (key: string, owner: string): Promise<void> => (forget(key, owner), this.leave(key, owner));
+      const cleanUp = (key: string, owner: string): void => (forget(key, owner), this.cleanUp(key, owner));
       this.replicas = { commands: this.commands, scripts: this.scripts, replicas: waitForReplicas, commandTimeout, giveBack, cleanUp };
     }
   }
@@ -142,9 +141,11 @@ export class RedisLockProvider extends LockProvider {
 
   /** {@inheritDoc LockProvider.extend} */
   extend(key: string, owner: string, ttl: number): Promise<boolean> {
-    if (this.groups.has(owner)) return this.groups.extend(key, owner, Math.max(1, Math.ceil(ttl)));
-    const args = [lockTag(key), owner, Math.max(1, Math.ceil(ttl))];
-    return this.commands.script({ operation: 'extend', key, script: this.scripts.extend, numKeys: 1, args, map: isOne });
+    const ms = Math.max(1, Math.ceil(ttl));
+    if (this.groups.has(key, owner)) return this.groups.extend(key, owner, ms);
+    // (2: a group holds the key, maybe granted to this owner by another provider; a promise here is adopted by the call's own)
+    const map = (reply: unknown): boolean => (Number(reply) === 2 ? (this.groups.extend(key, owner, ms) as unknown as boolean) : Number(reply) === 1);
+    return this.commands.script({ operation: 'extend', key, script: this.scripts.extend, numKeys: 1, args: [lockTag(key), owner, ms], map });
   }
 
   /**
@@ -154,7 +155,7 @@ export class RedisLockProvider extends LockProvider {
    * release with hand-off run.
    */
   release(key: string, owner: string): Promise<boolean> {
-    if (this.groups.has(owner)) return this.groups.release(key, owner);
+    if (this.groups.has(key, owner)) return this.groups.release(key, owner);
     if (this.afterWait.delete(owner)) return this.releaseQueued(key, owner);
     const tag = lockTag(key);
     return this.commands.script({
@@ -166,7 +167,7 @@ export class RedisLockProvider extends LockProvider {
       map: (reply) => {
         const status = Number(reply);
         // (a promise here is adopted by the call's own)
-        return (status === 2 ? this.releaseQueued(key, owner) : status === 1) as boolean;
+        return (status === 2 ? this.releaseQueued(key, owner) : status === 3 ? this.groups.release(key, owner) : status === 1) as boolean;
       },
     });
   }
