@@ -1,6 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
-import { FENCE_LIFETIME_MS, lockKeys } from './redis-lock.scripts.js';
+import { FENCE_LIFETIME_MS, lockKeys, lockTag, type LockScript } from './redis-lock.scripts.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
+import { lockHolder, type LockHolder } from '../../contract/lock-provider.js';
+import type { RedisCommands } from './redis-commands.js';
 
 /** Runs one bounded Redis call (the provider's `commandTimeout` and error mapping). @internal */
 export type RedisCall = <T>(client: Redis, send: (client: Redis) => Promise<T>) => Promise<T>;
@@ -140,4 +142,11 @@ async function groupHolders(redis: Redis, call: RedisCall, keys: string[], rows:
     found.set(key, { mode: shared ? 'shared' : 'exclusive', permits: shared ? 1 : Number(marker.slice(2)), members });
   });
   return found;
+}
+
+/** Who holds `key` (`holder()`): one small script; of a group, the holder whose lease ends last. @internal */
+export function holderInRedis(commands: RedisCommands, script: LockScript, key: string): Promise<LockHolder | null> {
+  const tag = lockTag(key);
+  const map = (reply: unknown): LockHolder | null => (Array.isArray(reply) ? lockHolder(String(reply[0]), Number(reply[1])) : null);
+  return commands.script({ operation: 'holder', key, script, numKeys: 2, args: [tag, `${tag}:h`], map });
 }

@@ -1,4 +1,4 @@
-import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
+import { LockProvider, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest } from '../../contract/stored-lock.interface.js';
 import { newOwnerToken } from '../../shared/owner-token.js';
 import { now } from '../../shared/clock.js';
@@ -6,7 +6,7 @@ import { RedisClients, redisSettings, type RedisClient } from './redis-clients.j
 import { RedisCommands, type ScriptReply } from './redis-commands.js';
 import { RedisWaiters, rest, type Waiter } from './redis-waiters.js';
 import { SCRIPTS, lockKeys, lockTag, type LockScript, type LockScripts } from './redis-lock.scripts.js';
-import { inspectRedis } from './redis-inspection.js';
+import { holderInRedis, inspectRedis } from './redis-inspection.js';
 import { replicated, type ReplicaWait } from './redis-replicas.js';
 import { RedisGroups, checkLimit, groupKind } from './redis-group.js';
 import type { RedisLockProviderOptions } from './redis-lock-provider.interface.js';
@@ -181,16 +181,9 @@ export class RedisLockProvider extends LockProvider {
     return this.commands.coalesce(send);
   }
 
-  /** {@inheritDoc LockProvider.holder} One small script (GET and PTTL of the lock key). */
+  /** {@inheritDoc LockProvider.holder} One small script (GET and PTTL of the lock key; of a group, the holder whose lease ends last). */
   holder(key: string): Promise<LockHolder | null> {
-    return this.commands.script({
-      operation: 'holder',
-      key,
-      script: this.scripts.holder,
-      numKeys: 2,
-      args: [lockTag(key), `${lockTag(key)}:h`],
-      map: (reply) => (Array.isArray(reply) ? lockHolder(String(reply[0]), Number(reply[1])) : null),
-    });
+    return holderInRedis(this.commands, this.scripts.holder, key);
   }
 
   /** {@inheritDoc LockProvider.inspect} SCAN on every master. */
