@@ -3,7 +3,7 @@ import { LockOptionsError } from '../../errors/lock.errors.js';
 const limitMismatchMessage = (key: string, recorded: number, requested: number): string =>
   `Lock "${key}": requested with limit ${requested}, but the store holds or queues it with limit ${recorded}. ` +
   'Give every caller of this name the same limit.';
-import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
+import type { LockAcquireRequest, LockExtension, LockGrant } from '../../contract/lock-provider.js';
 import type { RedisCommands, ScriptReply } from './redis-commands.js';
 import type { RedisWaiters } from './redis-waiters.js';
 import { lockTag, type LockScript, type LockScripts } from './redis-lock.scripts.js';
@@ -123,6 +123,23 @@ export class RedisGroups {
         if (!held) this.forget(key, owner);
         return held;
       },
+    });
+  }
+
+  /**
+   * `extendMany`: the places in a group granted here each by its own
+   * group-extend call, the other locks by `plain` (one batch); the answers
+   * in the order of `locks`.
+   */
+  extendMany(locks: readonly LockExtension[], plain: (locks: readonly LockExtension[]) => Promise<boolean[]>): Promise<boolean[]> {
+    const group = locks.map((l) => this.has(l.key, l.owner));
+    if (!group.includes(true)) return plain(locks);
+    const others = locks.filter((_, i) => !group[i]);
+    const extended = locks.filter((_, i) => group[i]).map((l) => this.extend(l.key, l.owner, Math.max(1, Math.ceil(l.ttl))));
+    return Promise.all([Promise.all(extended), others.length > 0 ? plain(others) : []]).then(([mine, rest]) => {
+      let g = 0;
+      let r = 0;
+      return group.map((isGroup) => (isGroup ? mine[g++] : rest[r++]));
     });
   }
 

@@ -1,4 +1,4 @@
-import { LockProvider, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
+import { LockProvider, type LockAcquireRequest, type LockExtension, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest } from '../../contract/stored-lock.interface.js';
 import { newOwnerToken } from '../../shared/owner-token.js';
 import { now } from '../../shared/clock.js';
@@ -10,6 +10,7 @@ import { holderInRedis, inspectRedis } from './redis-inspection.js';
 import { replicated, type ReplicaWait } from './redis-replicas.js';
 import { RedisGroups, checkLimit, groupKind } from './redis-group.js';
 import type { RedisLockProviderOptions } from './redis-lock-provider.interface.js';
+import { extendManyInRedis } from './redis-renewal.js';
 
 /** Bound of the provider's memory of contended keys (past it, it starts over). */
 const MAX_CONTENDED_KEYS = 1_024;
@@ -335,5 +336,14 @@ export class RedisLockProvider extends LockProvider {
   private track(promise: Promise<unknown>): void {
     this.background.add(promise);
     void promise.finally(() => this.background.delete(promise));
+  }
+
+  /**
+   * {@inheritDoc LockProvider.extendMany}
+   * One owner-checked script for all the locks on a standalone Redis; on a
+   * Cluster one per slot, sent as one pipeline per master (places in a group: each by its own script).
+   */
+  extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
+    return this.groups.extendMany(locks, (plain) => extendManyInRedis(this.commands, this.client, this.scripts.extendMany, plain));
   }
 }

@@ -36,6 +36,7 @@ const FILES = {
   groupAcquire: 'group-acquire',
   groupRelease: 'group-release',
   groupExtend: 'group-extend',
+  extendMany: 'extend-many',
 } as const;
 
 /** @internal */

@@ -198,3 +198,29 @@ test('a plain lock and shared holders exclude each other on one name; holder() n
   expect(await b.release(key, w.owner)).toBe(true);
   expect(await redis.exists(`{${key}}`, `{${key}}:h`, `{${key}}:t`, `{${key}}:q`, `{${key}}:w`)).toBe(0);
 });
+
+test('extendMany renews places in a group (each its own lease) together with plain locks, answering in order', async () => {
+  const key = newKey('renew');
+  const plainKey = newKey('renew-plain');
+  const s1 = await take(a, request(key, { limit: 2, wait: false, ttl: 2_000 }));
+  const s2 = await take(a, request(key, { limit: 2, wait: false, ttl: 2_000 }));
+  const plain = await take(a, request(plainKey, { wait: false, ttl: 2_000 }));
+  const r = await take(a, request(`${key}:rw`, { mode: 'shared', wait: false, ttl: 2_000 }));
+  expect(await a.release(key, s2.owner)).toBe(true);
+  const answers = await a.extendMany([
+    { key, owner: s1.owner, ttl: 30_000 },
+    { key: plainKey, owner: plain.owner, ttl: 30_000 },
+    { key, owner: s2.owner, ttl: 30_000 },
+    { key: `${key}:rw`, owner: r.owner, ttl: 30_000 },
+  ]);
+  expect(answers).toEqual([true, true, false, true]);
+  expect(await redis.pttl(`{${key}}`)).toBeGreaterThan(20_000);
+  expect(await redis.pttl(`{${key}:rw}`)).toBeGreaterThan(20_000);
+  expect(await redis.zcard(`{${key}}:h`)).toBe(1);
+  for (const [k, o] of [
+    [key, s1.owner],
+    [plainKey, plain.owner],
+    [`${key}:rw`, r.owner],
+  ])
+    expect(await a.release(k, o)).toBe(true);
+});

@@ -85,6 +85,7 @@ function fileOf(name: keyof typeof SCRIPTS): string {
     groupAcquire: 'group-acquire',
     groupRelease: 'group-release',
     groupExtend: 'group-extend',
+    extendMany: 'extend-many',
   }[name];
 }
 
@@ -106,11 +107,12 @@ test('the builds (dist/lib, dist/cjs) carry the same .lua files as lib (npm run 
   }
 });
 
-/** Runs each of the seven scripts through the provider: try-acquire, extend, holder, acquire, leave, release-free, release. */
+/** Runs each of the scripts through the provider: try-acquire, extend, extend-many, holder, acquire, leave, release-free, release. */
 async function runEveryScript(provider: RedisLockProvider, admin: Redis): Promise<void> {
   const key = `lua:${randomBytes(6).toString('hex')}`;
   expect(await provider.acquire({ key, owner: 'a', ttl: 10_000, wait: false })).not.toBeNull();
   expect(await provider.extend(key, 'a', 10_000)).toBe(true);
+  expect(await provider.extendMany([{ key, owner: 'a', ttl: 10_000 }])).toEqual([true]);
   expect((await provider.holder(key))?.owner).toBe('a');
   // (a wait shorter than commandTimeout queues at once, then leaves when its time is up)
   expect(await provider.acquire({ key, owner: 'b', ttl: 10_000, wait: true, waitTimeout: 300 })).toBeNull();
