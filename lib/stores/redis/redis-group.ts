@@ -1,8 +1,5 @@
 import { LockOptionsError } from '../../errors/lock.errors.js';
-/** The limit-disagreement message (the shared one in `option.messages.ts` replaces it once it is there). */
-const limitMismatchMessage = (key: string, recorded: number, requested: number): string =>
-  `Lock "${key}": requested with limit ${requested}, but the store holds or queues it with limit ${recorded}. ` +
-  'Give every caller of this name the same limit.';
+import { limitMismatchMessage } from '../../errors/lock.messages.js';
 import type { LockAcquireRequest, LockExtension, LockGrant } from '../../contract/lock-provider.js';
 import type { RedisCommands, ScriptReply } from './redis-commands.js';
 import type { RedisWaiters } from './redis-waiters.js';
