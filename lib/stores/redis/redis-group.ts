@@ -5,18 +5,6 @@ import type { RedisCommands, ScriptReply } from './redis-commands.js';
 import type { RedisWaiters } from './redis-waiters.js';
 import { lockTag, type LockScript, type LockScripts } from './redis-lock.scripts.js';
 
-/**
- * The group kind of a request, as the scripts name it: `'s'` for a shared
- * (read) lock, `'x<L>'` for a semaphore of limit L >= 2, `undefined` for a
- * plain lock (exclusive, limit 1), which takes the plain scripts.
- * @internal
- */
-export function groupKind(request: Pick<LockAcquireRequest, 'mode' | 'limit'>): string | undefined {
-  if (request.mode === 'shared') return 's';
-  const limit = request.limit ?? 1;
-  return limit > 1 ? `x${Math.floor(limit)}` : undefined;
-}
-
 /** The limit a kind asks for (`'x3'` → 3; plain → 1; shared: none). */
 function limitOf(kind: string | undefined): number {
   return kind === undefined ? 1 : Number(kind.slice(1));

@@ -5,10 +5,10 @@ import { now } from '../../shared/clock.js';
 import { RedisClients, redisSettings, type RedisClient } from './redis-clients.js';
 import { RedisCommands, type ScriptReply } from './redis-commands.js';
 import { RedisWaiters, rest, type Waiter } from './redis-waiters.js';
-import { SCRIPTS, lockKeys, lockTag, type LockScript, type LockScripts } from './redis-lock.scripts.js';
+import { SCRIPTS, groupKind, lockKeys, lockTag, type LockScript, type LockScripts } from './redis-lock.scripts.js';
 import { holderInRedis, inspectRedis } from './redis-inspection.js';
 import { replicated, type ReplicaWait } from './redis-replicas.js';
-import { RedisGroups, checkLimit, groupKind } from './redis-group.js';
+import { RedisGroups, checkLimit } from './redis-group.js';
 import type { RedisLockProviderOptions } from './redis-lock-provider.interface.js';
 import { extendManyInRedis } from './redis-renewal.js';
 

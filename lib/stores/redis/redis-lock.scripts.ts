@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { luaSource } from './scripts/lua-source.cjs';
+import type { LockAcquireRequest } from '../../contract/lock-provider.js';
 
 /**
  * A Lua script of {@link RedisLockProvider}: its source (from
@@ -80,4 +81,16 @@ export function lockTag(key: string): string {
 export function lockKeys(key: string): [string, string, string, string, string, string] {
   const tag = lockTag(key);
   return [tag, `${tag}:fence`, `${tag}:q`, `${tag}:w`, `${tag}:h`, `${tag}:t`];
+}
+
+/**
+ * The group kind of a request, as the scripts name it: `'s'` for a shared
+ * (read) lock, `'x<L>'` for a semaphore of limit L >= 2, `undefined` for a
+ * plain lock (exclusive, limit 1), which takes the plain scripts.
+ * @internal
+ */
+export function groupKind(request: Pick<LockAcquireRequest, 'mode' | 'limit'>): string | undefined {
+  if (request.mode === 'shared') return 's';
+  const limit = request.limit ?? 1;
+  return limit > 1 ? `x${Math.floor(limit)}` : undefined;
 }

@@ -2,8 +2,7 @@ import { LockStoreError } from '../../errors/lock.errors.js';
 import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
 import type { RedisClient } from './redis-clients.js';
 import type { RedisCommands } from './redis-commands.js';
-import { lockTag, type LockScripts } from './redis-lock.scripts.js';
-import { groupKind } from './redis-group.js';
+import { groupKind, lockTag, type LockScripts } from './redis-lock.scripts.js';
 
 /** What {@link replicated} needs besides the grant. @internal */
 export interface ReplicaWait {

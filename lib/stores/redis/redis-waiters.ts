@@ -4,7 +4,7 @@ import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider
 import { now } from '../../shared/clock.js';
 import type { RedisClient, RedisClients } from './redis-clients.js';
 import type { RedisCommands, ScriptReply } from './redis-commands.js';
-import { groupKind } from './redis-group.js';
+import { groupKind } from './redis-lock.scripts.js';
 
 /** A local caller waiting in a Redis queue. @internal */
 export interface Waiter {
