@@ -1,6 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
-import { FENCE_LIFETIME_MS, lockKeys } from './redis-lock.scripts.js';
+import { FENCE_LIFETIME_MS, lockKeys, lockTag, type LockScript } from './redis-lock.scripts.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
+import { lockHolder, type LockHolder } from '../../contract/lock-provider.js';
+import type { RedisCommands } from './redis-commands.js';
 
 /** Runs one bounded Redis call (the provider's `commandTimeout` and error mapping). @internal */
 export type RedisCall = <T>(client: Redis, send: (client: Redis) => Promise<T>) => Promise<T>;
@@ -78,12 +80,25 @@ async function read(redis: Redis, call: RedisCall, tagged: string[]): Promise<St
     }
     return pipeline.exec();
   });
+  const rows = keys.map((_, i) => (replies ?? []).slice(i * 5, i * 5 + 5).map(([err, value]) => (err ? undefined : value)));
+  const holders = await groupHolders(redis, call, keys, rows);
   const locks: StoredLock[] = [];
   const read = Date.now();
   keys.forEach((key, i) => {
-    const [owner, pttl, fence, fenceTtl, waiters] = (replies ?? []).slice(i * 5, i * 5 + 5).map(([err, value]) => (err ? undefined : value));
+    const [owner, pttl, fence, fenceTtl, waiters] = rows[i];
     // Released or expired between SCAN and the read: not held.
     if (typeof owner !== 'string' || typeof pttl !== 'number' || pttl <= 0) return;
+    const group = holders.get(key);
+    if (group) {
+      // A group (shared holders, or a semaphore's): one entry per holder; the marker's lease ends with the last holder's.
+      const { mode, permits, members } = group;
+      const last = Math.max(...members.map(([, end]) => end));
+      for (const [member, end] of members) {
+        const remainingMs = pttl - (last - end);
+        if (remainingMs > 0) locks.push({ key, owner: member, permits, mode, fencingToken: Number(fence ?? 0), remainingMs, waiters: Number(waiters ?? 0) });
+      }
+      return;
+    }
     // Every grant draws from the fencing counter and restarts its lifetime: what is gone of it is how long ago the grant was.
     const heldSince = typeof fenceTtl === 'number' && fenceTtl > 0 ? read - (FENCE_LIFETIME_MS - fenceTtl) : undefined;
     locks.push({
@@ -97,4 +112,41 @@ async function read(redis: Redis, call: RedisCall, tagged: string[]): Promise<St
     });
   });
   return locks;
+}
+
+/** A group's holders as inspection shows them: their mode, the permits of the key, and each holder's lease end (server ms). */
+interface GroupHolders {
+  mode: 'shared' | 'exclusive';
+  permits: number;
+  members: Array<[string, number]>;
+}
+
+/** The holders of the keys a group holds (its marker `#s` / `#x<L>` in the lock key), by key: one more pipeline, only when there are such keys. */
+async function groupHolders(redis: Redis, call: RedisCall, keys: string[], rows: unknown[][]): Promise<Map<string, GroupHolders>> {
+  const groups = keys
+    .map((key, i) => ({ key, marker: rows[i][0] }))
+    .filter((g): g is { key: string; marker: string } => typeof g.marker === 'string' && g.marker.startsWith('#'));
+  const found = new Map<string, GroupHolders>();
+  if (groups.length === 0) return found;
+  const replies = await call(redis, (c) => {
+    const pipeline = c.pipeline();
+    for (const { key } of groups) pipeline.zrange(lockKeys(key)[4], '0', '-1', 'WITHSCORES');
+    return pipeline.exec();
+  });
+  groups.forEach(({ key, marker }, i) => {
+    const [err, flat] = (replies ?? [])[i] ?? [];
+    if (err || !Array.isArray(flat)) return;
+    const members: Array<[string, number]> = [];
+    for (let j = 0; j + 1 < flat.length; j += 2) members.push([String(flat[j]), Number(flat[j + 1])]);
+    const shared = marker === '#s';
+    found.set(key, { mode: shared ? 'shared' : 'exclusive', permits: shared ? 1 : Number(marker.slice(2)), members });
+  });
+  return found;
+}
+
+/** Who holds `key` (`holder()`): one small script; of a group, the holder whose lease ends last. @internal */
+export function holderInRedis(commands: RedisCommands, script: LockScript, key: string): Promise<LockHolder | null> {
+  const tag = lockTag(key);
+  const map = (reply: unknown): LockHolder | null => (Array.isArray(reply) ? lockHolder(String(reply[0]), Number(reply[1])) : null);
+  return commands.script({ operation: 'holder', key, script, numKeys: 2, args: [tag, `${tag}:h`], map });
 }

@@ -1,21 +1,20 @@
-import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
+import { LockProvider, type LockAcquireRequest, type LockExtension, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest } from '../../contract/stored-lock.interface.js';
 import { newOwnerToken } from '../../shared/owner-token.js';
 import { now } from '../../shared/clock.js';
 import { RedisClients, redisSettings, type RedisClient } from './redis-clients.js';
 import { RedisCommands, type ScriptReply } from './redis-commands.js';
 import { RedisWaiters, rest, type Waiter } from './redis-waiters.js';
-import { SCRIPTS, lockKeys, lockTag, type LockScript, type LockScripts } from './redis-lock.scripts.js';
-import { inspectRedis } from './redis-inspection.js';
+import { SCRIPTS, groupKind, lockKeys, lockTag, type LockScript, type LockScripts } from './redis-lock.scripts.js';
+import { holderInRedis, inspectRedis } from './redis-inspection.js';
 import { replicated, type ReplicaWait } from './redis-replicas.js';
+import { RedisGroups, checkLimit } from './redis-group.js';
 import type { RedisLockProviderOptions } from './redis-lock-provider.interface.js';
 import { extendManyInRedis } from './redis-renewal.js';
-import type { LockExtension } from '../../contract/lock-provider.js';
 
 /** Bound of the provider's memory of contended keys (past it, it starts over). */
 const MAX_CONTENDED_KEYS = 1_024;
 const noop = (): void => {};
-const isOne = (reply: unknown): boolean => Number(reply) === 1;
 
 /**
  * Locks in Redis (standalone or Cluster), shared by every instance that uses
@@ -45,9 +44,10 @@ const isOne = (reply: unknown): boolean => Number(reply) === 1;
  *   process dies.
  * - Every call is bounded by `commandTimeout`, also while ioredis reconnects,
  *   and fails with {@link LockStoreError}.
+ * - Shared (read/write) locks and semaphores (`limit`): see `RedisGroups`.
  *
  * Keys, for a lock key `k` (the module's prefix included): `{k}` (the lock),
- * `{k}:fence`, `{k}:q`, `{k}:w`, all in one Cluster slot.
+ * `{k}:fence`, `{k}:q`, `{k}:w`, `{k}:h`, `{k}:t`, all in one Cluster slot.
  *
  * Made of (internal): `RedisClients` (the connections), `RedisCommands`
  * (bounded calls, scripts, write batching), `RedisWaiters` (local waiters
@@ -64,11 +64,15 @@ export class RedisLockProvider extends LockProvider {
   readonly kind = 'redis';
   /** A grant reserves `request.fences` fencing tokens (in the same script): the engine hands locks over locally. */
   override readonly fenceBlocks = true;
+  /** Semaphores (`limit`) and read/write locks (`mode: 'shared'`). */
+  override readonly supports = { limit: true, shared: true } as const;
   /** The client that runs the scripts (yours, or the one the provider opened). */
   readonly client: RedisClient;
   private readonly clients: RedisClients;
   private readonly commands: RedisCommands;
   private readonly waiters: RedisWaiters;
+  /** Shared holders and semaphores: their scripts, and the owners whose release and extend are theirs. */
+  private readonly groups: RedisGroups;
   /** The Lua scripts, read when the provider is built. */
   private readonly scripts: LockScripts;
   private readonly commandTimeout: number;
@@ -97,26 +101,26 @@ export class RedisLockProvider extends LockProvider {
     this.client = this.clients.main;
     this.commands = new RedisCommands(this.clients, commandTimeout);
     const protocol = {
-      attempt: (w: Waiter, mode: '1' | '2') => this.attempt(w.key, w.owner, w.ttl, mode, w.fences, this.waiters.acquired),
+      attempt: (w: Waiter, mode: '1' | '2') =>
+        w.kind === undefined
+          ? this.attempt(w.key, w.owner, w.ttl, mode, w.fences, this.waiters.acquired)
+          : this.groups.attempt(w.key, w.owner, w.ttl, mode, w.kind, this.waiters.acquired),
       leave: (key: string, owner: string) => this.leave(key, owner),
       track: (promise: Promise<unknown>) => this.track(promise),
       granted: (w: Waiter, queued: boolean) => {
-        if (queued) this.afterWait.add(w.owner);
+        if (w.kind !== undefined) this.groups.granted(w.key, w.owner);
+        else if (queued) this.afterWait.add(w.owner);
         else this.contended.delete(w.key);
       },
     };
     this.waiters = new RedisWaiters(this.clients, this.commands, protocol, `${channel}:${this.instance}`, waiterLease);
+    this.groups = new RedisGroups(this.commands, this.scripts, this.waiters, { run: (c) => this.lockScript(c), cleanUp: (k, o) => this.cleanUp(k, o) });
     if (waitForReplicas > 0) {
       // A grant that did not replicate goes back: no release of it follows.
-      const giveBack = (key: string, owner: string): Promise<void> => {
-        this.afterWait.delete(owner);
-        return this.leave(key, owner);
-      };
-      const cleanUp = (key: string, owner: string): void => {
-        this.afterWait.delete(owner);
-        this.cleanUp(key, owner);
-      };
-      this.replicas = { commands: this.commands, extend: this.scripts.extend, replicas: waitForReplicas, commandTimeout, giveBack, cleanUp };
+      const forget = (key: string, owner: string): boolean => this.afterWait.delete(owner) || this.groups.forget(key, owner);
+      const giveBack = (key: string, owner: string): Promise<void> => (forget(key, owner), this.leave(key, owner));
+      const cleanUp = (key: string, owner: string): void => (forget(key, owner), this.cleanUp(key, owner));
+      this.replicas = { commands: this.commands, scripts: this.scripts, replicas: waitForReplicas, commandTimeout, giveBack, cleanUp };
     }
   }
 
@@ -138,8 +142,11 @@ export class RedisLockProvider extends LockProvider {
 
   /** {@inheritDoc LockProvider.extend} */
   extend(key: string, owner: string, ttl: number): Promise<boolean> {
-    const args = [lockTag(key), owner, Math.max(1, Math.ceil(ttl))];
-    return this.commands.script({ operation: 'extend', key, script: this.scripts.extend, numKeys: 1, args, map: isOne });
+    const ms = Math.max(1, Math.ceil(ttl));
+    if (this.groups.has(key, owner)) return this.groups.extend(key, owner, ms);
+    // (2: a group holds the key, maybe granted to this owner by another provider; a promise here is adopted by the call's own)
+    const map = (reply: unknown): boolean => (Number(reply) === 2 ? (this.groups.extend(key, owner, ms) as unknown as boolean) : Number(reply) === 1);
+    return this.commands.script({ operation: 'extend', key, script: this.scripts.extend, numKeys: 1, args: [lockTag(key), owner, ms], map });
   }
 
   /**
@@ -149,6 +156,7 @@ export class RedisLockProvider extends LockProvider {
    * release with hand-off run.
    */
   release(key: string, owner: string): Promise<boolean> {
+    if (this.groups.has(key, owner)) return this.groups.release(key, owner);
     if (this.afterWait.delete(owner)) return this.releaseQueued(key, owner);
     const tag = lockTag(key);
     return this.commands.script({
@@ -160,7 +168,7 @@ export class RedisLockProvider extends LockProvider {
       map: (reply) => {
         const status = Number(reply);
         // (a promise here is adopted by the call's own)
-        return (status === 2 ? this.releaseQueued(key, owner) : status === 1) as boolean;
+        return (status === 2 ? this.releaseQueued(key, owner) : status === 3 ? this.groups.release(key, owner) : status === 1) as boolean;
       },
     });
   }
@@ -174,16 +182,9 @@ export class RedisLockProvider extends LockProvider {
     return this.commands.coalesce(send);
   }
 
-  /** {@inheritDoc LockProvider.holder} One small script (GET and PTTL of the lock key). */
+  /** {@inheritDoc LockProvider.holder} One small script (GET and PTTL of the lock key; of a group, the holder whose lease ends last). */
   holder(key: string): Promise<LockHolder | null> {
-    return this.commands.script({
-      operation: 'holder',
-      key,
-      script: this.scripts.holder,
-      numKeys: 1,
-      args: [lockTag(key)],
-      map: (reply) => (Array.isArray(reply) ? lockHolder(String(reply[0]), Number(reply[1])) : null),
-    });
+    return holderInRedis(this.commands, this.scripts.holder, key);
   }
 
   /** {@inheritDoc LockProvider.inspect} SCAN on every master. */
@@ -216,6 +217,7 @@ export class RedisLockProvider extends LockProvider {
     this.commands.close();
     const subscriber = this.waiters.close();
     this.afterWait.clear();
+    this.groups.clear();
     await Promise.allSettled([...this.background]);
     await this.clients.close(subscriber);
   }
@@ -223,6 +225,8 @@ export class RedisLockProvider extends LockProvider {
   /** {@link acquire}, before replicas are asked. */
   private take(request: LockAcquireRequest): Promise<LockGrant | null> {
     const ttl = Math.max(1, Math.ceil(request.ttl));
+    const kind = groupKind(request);
+    if (kind !== undefined) return this.groups.take(request, ttl, kind);
     const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
       const map = fences === 1 ? this.waiters.grant : (reply: ScriptReply) => this.waiters.blockGrant(reply, fences);
@@ -295,7 +299,8 @@ export class RedisLockProvider extends LockProvider {
   /** One acquire script call; on failure, makes sure the call leaves nothing behind if it still reaches Redis. */
   private attempt<R>(key: string, owner: string, ttl: number, mode: '0' | '1' | '2', fences: number, map: (reply: ScriptReply) => R): Promise<R> {
     const script = this.scripts.acquire;
-    return this.lockScript({ operation: 'acquire', key, script, args: [owner, ttl, mode, fences], map, onError: () => this.cleanUp(key, owner) });
+    const checked = (reply: ScriptReply): R => (checkLimit(reply, key, undefined), map(reply));
+    return this.lockScript({ operation: 'acquire', key, script, args: [owner, ttl, mode, fences], map: checked, onError: () => this.cleanUp(key, owner) });
   }
 
   /** The full release: owner-checked, then hands the key to the first live waiter. */
@@ -309,17 +314,17 @@ export class RedisLockProvider extends LockProvider {
     return this.lockScript({ operation: 'leave', key, script: this.scripts.leave, args: [owner], map }).catch(noop);
   }
 
-  /** A script on the four keys of a lock, with the common last argument (see {@link LockScript}). */
+  /** A script on the six keys of a lock, with the common last argument (see {@link LockScript}). */
   private lockScript<R>(command: {
     operation: string;
     key: string;
     script: LockScript;
-    args: [string, number, string, number] | [string];
+    args: Array<string | number>;
     map: (reply: ScriptReply) => R;
     onError?: () => void;
   }): Promise<R> {
     const args = [...lockKeys(command.key), ...command.args, this.common];
-    return this.commands.script({ ...command, numKeys: 4, args });
+    return this.commands.script({ ...command, numKeys: 6, args });
   }
 
   /** After a failed acquire: leave the queue, release if granted. Best effort (the lease and the entry expire anyway). */
@@ -336,9 +341,9 @@ export class RedisLockProvider extends LockProvider {
   /**
    * {@inheritDoc LockProvider.extendMany}
    * One owner-checked script for all the locks on a standalone Redis; on a
-   * Cluster one per slot, sent as one pipeline per master.
+   * Cluster one per slot, sent as one pipeline per master (places in a group: each by its own script).
    */
   extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
-    return extendManyInRedis(this.commands, this.client, this.scripts.extendMany, locks);
+    return this.groups.extendMany(locks, (plain) => extendManyInRedis(this.commands, this.client, this.scripts.extendMany, plain));
   }
 }

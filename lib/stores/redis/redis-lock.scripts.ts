@@ -1,15 +1,19 @@
 import { createHash } from 'node:crypto';
 import { luaSource } from './scripts/lua-source.cjs';
+import type { LockAcquireRequest } from '../../contract/lock-provider.js';
 
 /**
  * A Lua script of {@link RedisLockProvider}: its source (from
  * `scripts/<name>.lua`, includes expanded) and the SHA1 that `EVALSHA` names.
  *
- * Every lock script gets (some of) the same four keys, all under one hash
+ * Every lock script gets (some of) the same six keys, all under one hash
  * tag so they share a Cluster slot: `{<key>}` the lock (owner token, lease as
- * PX), `{<key>}:fence` the fencing counter, `{<key>}:q` the waiters in
- * arrival order, `{<key>}:w` a hash owner -> `"<deadline ms> <ttl ms>
- * <instance> <n>"` of each waiter. The scripts that touch the queue take, after
+ * PX; or a group's marker `#s` / `#x<L>` while shared holders or a
+ * semaphore's holders hold it), `{<key>}:fence` the fencing counter,
+ * `{<key>}:q` the waiters in arrival order, `{<key>}:w` a hash owner ->
+ * `"<deadline ms> <ttl ms> <instance> <n>[ s| x<L>]"` of each waiter,
+ * `{<key>}:h` a group's holders scored by lease end, `{<key>}:t` their
+ * fencing tokens. The scripts that touch the queue take, after
  * their own arguments, the same last one: `"<waiter lease ms> <instance id of
  * the caller> <channel prefix>"` (one argument, parsed only on the paths that
  * need it: every argument costs every call). Each `.lua` file states its
@@ -30,6 +34,9 @@ const FILES = {
   leave: 'leave',
   extend: 'extend',
   holder: 'holder',
+  groupAcquire: 'group-acquire',
+  groupRelease: 'group-release',
+  groupExtend: 'group-extend',
   extendMany: 'extend-many',
 } as const;
 
@@ -70,8 +77,20 @@ export function lockTag(key: string): string {
   return `{${key}}`;
 }
 
-/** The four keys of a lock, under one hash tag. @internal */
-export function lockKeys(key: string): [string, string, string, string] {
+/** The six keys of a lock, under one hash tag. @internal */
+export function lockKeys(key: string): [string, string, string, string, string, string] {
   const tag = lockTag(key);
-  return [tag, `${tag}:fence`, `${tag}:q`, `${tag}:w`];
+  return [tag, `${tag}:fence`, `${tag}:q`, `${tag}:w`, `${tag}:h`, `${tag}:t`];
+}
+
+/**
+ * The group kind of a request, as the scripts name it: `'s'` for a shared
+ * (read) lock, `'x<L>'` for a semaphore of limit L >= 2, `undefined` for a
+ * plain lock (exclusive, limit 1), which takes the plain scripts.
+ * @internal
+ */
+export function groupKind(request: Pick<LockAcquireRequest, 'mode' | 'limit'>): string | undefined {
+  if (request.mode === 'shared') return 's';
+  const limit = request.limit ?? 1;
+  return limit > 1 ? `x${Math.floor(limit)}` : undefined;
 }

@@ -2,13 +2,13 @@ import { LockStoreError } from '../../errors/lock.errors.js';
 import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
 import type { RedisClient } from './redis-clients.js';
 import type { RedisCommands } from './redis-commands.js';
-import { lockTag, type LockScript } from './redis-lock.scripts.js';
+import { groupKind, lockTag, type LockScripts } from './redis-lock.scripts.js';
 
 /** What {@link replicated} needs besides the grant. @internal */
 export interface ReplicaWait {
   readonly commands: RedisCommands;
-  /** The owner-checked extend script. */
-  readonly extend: LockScript;
+  /** The scripts: the owner-checked extends (plain and group). */
+  readonly scripts: LockScripts;
   /** Replicas that must have the grant (`waitForReplicas`). */
   readonly replicas: number;
   readonly commandTimeout: number;
@@ -28,11 +28,14 @@ export interface ReplicaWait {
  * @internal
  */
 export function replicated(wait: ReplicaWait, request: LockAcquireRequest, grant: LockGrant): Promise<LockGrant> {
-  const { commands, extend, replicas: need } = wait;
+  const { commands, replicas: need } = wait;
   const { key, owner } = request;
   // A little under the call's bound, so that Redis answers with the count before the call gives up.
   const waitMs = Math.max(1, Math.floor(wait.commandTimeout * 0.8));
   const tag = lockTag(key);
+  const group = groupKind(request) !== undefined;
+  const extend = group ? wait.scripts.groupExtend : wait.scripts.extend;
+  const keys = group ? [tag, `${tag}:h`, `${tag}:t`] : [tag];
   const ttl = Math.max(1, Math.ceil(request.ttl));
   const send =
     (extendIt: (c: RedisClient) => Promise<unknown>) =>
@@ -41,8 +44,8 @@ export function replicated(wait: ReplicaWait, request: LockAcquireRequest, grant
   return commands.call({
     operation: 'acquire',
     key,
-    send: send((c) => c.evalsha(extend.sha, 1, tag, owner, ttl)),
-    resend: send((c) => c.eval(extend.source, 1, tag, owner, ttl)),
+    send: send((c) => c.evalsha(extend.sha, keys.length, ...keys, owner, ttl)),
+    resend: send((c) => c.eval(extend.source, keys.length, ...keys, owner, ttl)),
     map: ([held, acked]) => {
       if (Number(held) === 1 && acked >= need) return grant;
       const error = new LockStoreError(

@@ -4,6 +4,7 @@ import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider
 import { now } from '../../shared/clock.js';
 import type { RedisClient, RedisClients } from './redis-clients.js';
 import type { RedisCommands, ScriptReply } from './redis-commands.js';
+import { groupKind } from './redis-lock.scripts.js';
 
 /** A local caller waiting in a Redis queue. @internal */
 export interface Waiter {
@@ -12,6 +13,8 @@ export interface Waiter {
   readonly ttl: number;
   /** Fencing tokens its grant reserves. */
   readonly fences: number;
+  /** A shared or semaphore waiter's kind (`'s'`, `'x<L>'`), see {@link groupKind}; `undefined` for a plain lock. */
+  readonly kind: string | undefined;
   readonly resolve: (grant: LockGrant | null) => void;
   readonly reject: (error: unknown) => void;
   settled: boolean;
@@ -100,14 +103,15 @@ export class RedisWaiters {
   }
 
   /**
-   * A script's reply may end with a hand-off of the key to the head of the
-   * queue (`owner`, and `token` when that waiter is this provider's own: no
-   * PUBLISH was sent for it), from index `at` on. Wakes that local waiter.
+   * A script's reply may end with grants from the head of the queue to this
+   * provider's own waiters (`owner, token` pairs: no PUBLISH was sent for
+   * them), from index `at` on. Wakes those local waiters.
    */
   handedOff(reply: ScriptReply, at: number): void {
-    if (reply.length < at + 2) return;
-    const waiter = this.waiters.get(String(reply[at]));
-    if (waiter) this.granted(waiter, Number(reply[at + 1]));
+    for (let i = at; i + 1 < reply.length; i += 2) {
+      const waiter = this.waiters.get(String(reply[i]));
+      if (waiter) this.granted(waiter, Number(reply[i + 1]));
+    }
   }
 
   /** An acquire reply as a grant (`{1, token}`) or `null`; wakes a local waiter the call handed the key to. */
@@ -186,7 +190,8 @@ export class RedisWaiters {
    */
   private wait(request: LockAcquireRequest, ttl: number, fences: number): Promise<LockGrant | null> {
     return new Promise<LockGrant | null>((resolve, reject) => {
-      const waiter: Waiter = { key: request.key, owner: request.owner, ttl, fences, resolve, reject, settled: false, again: false, first: true };
+      const kind = groupKind(request);
+      const waiter: Waiter = { key: request.key, owner: request.owner, ttl, fences, kind, resolve, reject, settled: false, again: false, first: true };
       this.waiters.set(waiter.owner, waiter);
       if (request.waitTimeout !== undefined) {
         waiter.deadline = setTimeout(() => this.giveUp(waiter), request.waitTimeout);

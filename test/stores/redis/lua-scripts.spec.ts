@@ -82,6 +82,9 @@ function fileOf(name: keyof typeof SCRIPTS): string {
     leave: 'leave',
     extend: 'extend',
     holder: 'holder',
+    groupAcquire: 'group-acquire',
+    groupRelease: 'group-release',
+    groupExtend: 'group-extend',
     extendMany: 'extend-many',
   }[name];
 }
@@ -121,6 +124,10 @@ async function runEveryScript(provider: RedisLockProvider, admin: Redis): Promis
   expect(await provider.release(key, 'c')).toBe(true);
   expect(await d).not.toBeNull();
   expect(await provider.release(key, 'd')).toBe(true);
+  // (a semaphore: the group scripts)
+  expect(await provider.acquire({ key, owner: 'e', ttl: 10_000, wait: false, limit: 2 })).not.toBeNull();
+  expect(await provider.extend(key, 'e', 10_000)).toBe(true);
+  expect(await provider.release(key, 'e')).toBe(true);
   await admin.del(`{${key}}:fence`);
 }
 

@@ -1,13 +1,18 @@
 --[[
-  Owner-checked PEXPIRE.
+  Owner-checked PEXPIRE. When a group (shared holders or a semaphore) holds
+  the key, the caller runs group-extend.lua instead.
 
   Input:
     KEYS[1] the lock "{key}"
     ARGV[1] owner token
     ARGV[2] ttl in ms
   Output:
-    1 when extended, 0 when not the owner
+    1 when extended, 0 when not the owner, 2 when a group holds the key (nothing done)
 ]]
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local holder = redis.call('GET', KEYS[1])
+if holder ~= ARGV[1] then
+  if holder and string.byte(holder) == 35 then return 2 end
+  return 0
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1

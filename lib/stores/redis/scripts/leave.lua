@@ -1,30 +1,37 @@
 --[[
-  A waiter gives up: leaves the queue; if it was handed the key meanwhile,
-  passes it on.
+  A waiter gives up: leaves the queue; if it was granted the key (or a place
+  in a group) meanwhile, gives that back. Then grants from the head of the
+  queue (the leaver may have blocked it).
 
   Input:
     KEYS[1] the lock "{key}"
     KEYS[2] the fencing counter "{key}:fence"
     KEYS[3] the queue "{key}:q"
     KEYS[4] the waiters "{key}:w"
+    KEYS[5] a group's holders "{key}:h"
+    KEYS[6] a group's fencing tokens "{key}:t"
     ARGV[1] owner token
     ARGV[2] "<waiter lease ms> <instance id of the caller> <channel prefix>"
   Output:
-    {1} when it held the key, else {0}; followed by a hand-off's tail
-    ({owner} or {owner, token}) when the key went to a waiter.
+    {1} when it held the key, else {0}; followed by the tail of the grants
+    it made ({owner, token, ...} of the caller's instance).
 ]]
 --- @include "fence"
 --- @include "queue"
+local owner = ARGV[1]
 local holder = redis.call('GET', KEYS[1])
 local held = 0
-if holder == ARGV[1] then
+if holder == owner then
   redis.call('DEL', KEYS[1])
-  holder = false
+  held = 1
+elseif group_of(holder) and redis.call('ZREM', KEYS[5], owner) == 1 then
+  redis.call('HDEL', KEYS[6], owner)
+  settle()
   held = 1
 else
-  redis.call('LREM', KEYS[3], 0, ARGV[1])
-  redis.call('HDEL', KEYS[4], ARGV[1])
+  redis.call('LREM', KEYS[3], 0, owner)
+  local entry = redis.call('HGET', KEYS[4], owner)
+  if entry then forget(owner, select(5, parse(entry)) or '') end
 end
-local tail
-if not holder then tail = hand_off() end
-return with({held}, tail)
+purge()
+return with({held}, admit())

@@ -3,22 +3,37 @@
   closure per definition on every run, and the uncontended path needs none).
   Needs fence (include "fence" first).
 
+  The lock key holds a plain holder's owner token, or, while a group holds
+  the key, a marker: "#s" (shared holders) or "#x<L>" (a semaphore of limit
+  L >= 2), with the holders in a sorted set scored by lease end (server ms)
+  and their fencing tokens in a hash; the marker, the set and the hash all
+  expire when the last lease ends. Plain scripts see the marker as a holder
+  that is not them. A waiter entry is "<deadline ms> <ttl ms> <instance> <n>"
+  for a plain (exclusive, limit 1) waiter, followed by " s" for a shared one
+  and " x<L>" for a semaphore one. The waiters hash also counts the queued
+  exclusive waiters ("#n") and records their limit ("#L").
+
   A waiter whose deadline passed (its process stopped refreshing it) is
-  skipped. A free key goes to the first live waiter: the lock is set to its
-  token with a short lease (until it renews it) and its block of fencing
-  tokens is drawn. A waiter of another instance is told by a PUBLISH of
-  "<owner token> <first fencing token>" on that instance's own channel
+  skipped. admit() grants from the head of the queue while the head fits the
+  holders: a plain waiter takes a free key (its token with a short lease,
+  until it renews it, and its block of fencing tokens); consecutive shared
+  waiters join a shared group; semaphore waiters join a group of their limit
+  while it has room. A waiter of another instance is told by a PUBLISH of
+  "<owner token> <fencing token>" on that instance's own channel
   ("<prefix>:<instance>"); a waiter of the calling instance is told in the
   script's reply instead.
 
   Input:
-    KEYS[1]     the lock
+    KEYS[1]     the lock: an owner token or a group marker
     KEYS[3]     the queue: owner tokens in arrival order
-    KEYS[4]     the waiters: owner -> "<deadline ms> <ttl ms> <instance> <n>"
+    KEYS[4]     the waiters: owner -> entry, and "#n", "#L"
+    KEYS[5]     the group's holders: owner -> lease end (ms)
+    KEYS[6]     the group's fencing tokens: owner -> token
     ARGV[#ARGV] "<waiter lease ms> <instance id of the caller> <channel prefix>"
   Output:
     lease, instance_id, channel (locals) the last argument, parsed
-    now, next_waiter, hand_off, with (local functions)
+    now, group_of, settle, purge, conflict, holder_ttl, limit_of,
+    enqueue, forget, parse, head, admit, with (local functions)
 ]]
 local lease, instance_id, channel = string.match(ARGV[#ARGV], '^(%d+) (%S+) (.+)$')
 lease = tonumber(lease)
@@ -33,40 +48,152 @@ local function now()
   return now_ms
 end
 
--- Pops waiters until a live one; returns its owner, ttl, instance and block size, or nil.
-local function next_waiter()
+-- The group's kind ("s" or "x<L>") when the lock holds a marker, else nil.
+local function group_of(holder)
+  if holder and string.byte(holder) == 35 then return string.sub(holder, 2) end
+  return nil
+end
+
+-- After a group changed: the marker and its keys end with the last lease; with no holder left, the key is free.
+local function settle()
+  local last = redis.call('ZRANGE', KEYS[5], -1, -1, 'WITHSCORES')
+  if not last[2] then
+    redis.call('DEL', KEYS[1], KEYS[5], KEYS[6])
+    return
+  end
+  redis.call('PEXPIREAT', KEYS[1], last[2])
+  redis.call('PEXPIREAT', KEYS[5], last[2])
+  redis.call('PEXPIREAT', KEYS[6], last[2])
+end
+
+-- While a group holds: drops holders whose lease ended, and settles the group.
+local function purge()
+  if not group_of(redis.call('GET', KEYS[1])) then return end
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now())
+  if #gone > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now())
+    redis.call('HDEL', KEYS[6], unpack(gone))
+  end
+  if #gone > 0 or redis.call('EXISTS', KEYS[5]) == 0 then settle() end
+end
+
+-- The limit recorded for the key's exclusive holders or waiters when it is not `limit`, else nil.
+local function conflict(limit)
+  local group = group_of(redis.call('GET', KEYS[1]))
+  local held = group and string.match(group, '^x(%d+)$')
+  if not group and redis.call('EXISTS', KEYS[1]) == 1 then held = '1' end
+  if held and tonumber(held) ~= limit then return tonumber(held) end
+  local queued = redis.call('HGET', KEYS[4], '#L')
+  if queued and tonumber(queued) ~= limit then return tonumber(queued) end
+  return nil
+end
+
+-- When a re-check is worth it: the end of the first holder lease to end, -1 when free.
+local function holder_ttl()
+  if not group_of(redis.call('GET', KEYS[1])) then return redis.call('PTTL', KEYS[1]) end
+  local first = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
+  return first[2] and math.max(0, tonumber(first[2]) - now()) or -1
+end
+
+-- The limit of an exclusive waiter's kind ("" plain: 1, "x<L>": L), nil for a shared one.
+local function limit_of(kind)
+  if kind == '' then return 1 end
+  return tonumber(string.match(kind, '^x(%d+)$'))
+end
+
+-- Queues (or refreshes) a waiter; `first`: its first call (not queued yet).
+local function enqueue(owner, entry, kind, first)
+  if first or redis.call('HEXISTS', KEYS[4], owner) == 0 then
+    redis.call('RPUSH', KEYS[3], owner)
+    local limit = limit_of(kind)
+    if limit then
+      redis.call('HSET', KEYS[4], '#L', limit)
+      redis.call('HINCRBY', KEYS[4], '#n', 1)
+    end
+  end
+  redis.call('HSET', KEYS[4], owner, entry)
+  redis.call('PEXPIRE', KEYS[3], lease)
+  redis.call('PEXPIRE', KEYS[4], lease)
+end
+
+-- Forgets a waiter's entry (its place in the list is the caller's business).
+local function forget(owner, kind)
+  redis.call('HDEL', KEYS[4], owner)
+  if limit_of(kind) and redis.call('HINCRBY', KEYS[4], '#n', -1) <= 0 then redis.call('HDEL', KEYS[4], '#n', '#L') end
+end
+
+-- A waiter entry's deadline, ttl, instance, n and kind ("", "s" or "x<L>"), or nil when malformed.
+-- (n is missing in entries of versions before fencing-token blocks: one token)
+local function parse(entry)
+  return string.match(entry, '^(%d+) (%d+) (%S+) ?(%d*) ?(%S*)$')
+end
+
+-- The first live waiter: owner, ttl, instance, n, kind; dead ones at the head are dropped. nil when none.
+local function head()
   while true do
-    local owner = redis.call('LPOP', KEYS[3])
+    local owner = redis.call('LINDEX', KEYS[3], 0)
     if not owner then
       redis.call('DEL', KEYS[4])
       return nil
     end
     local entry = redis.call('HGET', KEYS[4], owner)
-    redis.call('HDEL', KEYS[4], owner)
-    if entry then
-      -- (n is missing in entries of versions before fencing-token blocks: one token)
-      local deadline, ttl, instance, n = string.match(entry, '^(%d+) (%d+) (%S+) ?(%d*)$')
-      if deadline and tonumber(deadline) > now() then return owner, tonumber(ttl), instance, tonumber(n) or 1 end
-    end
+    local deadline, ttl, instance, n, kind
+    if entry then deadline, ttl, instance, n, kind = parse(entry) end
+    if deadline and tonumber(deadline) > now() then return owner, tonumber(ttl), instance, tonumber(n) or 1, kind end
+    redis.call('LPOP', KEYS[3])
+    if entry then forget(owner, kind or '') end
   end
 end
 
--- Grants a free key to the next live waiter, if any. The grant lasts
--- min(ttl, waiter lease) until the waiter renews it. Returns the reply tail:
--- nil when nobody was waiting, {owner} when another instance was told by
--- PUBLISH, {owner, token} when the waiter is the caller's own.
-local function hand_off()
-  local owner, ttl, instance, n = next_waiter()
-  if not owner then return nil end
-  redis.call('SET', KEYS[1], owner, 'PX', math.min(ttl, lease))
-  -- (%.0f: a plain concatenation would print a token this large in exponent notation)
-  local token = string.format('%.0f', fence(n))
-  if instance == instance_id then return {owner, token} end
-  redis.call('PUBLISH', channel .. ':' .. instance, owner .. ' ' .. token)
-  return {owner}
+-- Grants from the head of the queue while the head fits the holders. Each
+-- grant lasts min(ttl, waiter lease) until the waiter renews it. Returns the
+-- reply tail ({owner, token, ...} of the caller's instance's waiters, other
+-- instances told by PUBLISH) and the token of `caller` when it was admitted
+-- (not in the tail).
+local function admit(caller)
+  local tail, mine = {}, nil
+  local group = group_of(redis.call('GET', KEYS[1]))
+  if not group and redis.call('EXISTS', KEYS[1]) == 1 then return tail, nil end
+  local count = group and redis.call('ZCARD', KEYS[5]) or 0
+  while true do
+    local owner, ttl, instance, n, kind = head()
+    if not owner then break end
+    local limit = limit_of(kind)
+    if group then
+      if kind ~= group or (limit and count >= limit) then break end
+    end
+    redis.call('LPOP', KEYS[3])
+    forget(owner, kind)
+    local ms = math.min(ttl, lease)
+    local token = fence(n)
+    if kind == '' then
+      redis.call('SET', KEYS[1], owner, 'PX', ms)
+    else
+      if not group then
+        group = kind
+        redis.call('SET', KEYS[1], '#' .. kind)
+      end
+      redis.call('ZADD', KEYS[5], now() + ms, owner)
+      redis.call('HSET', KEYS[6], owner, token)
+      count = count + 1
+    end
+    -- (%.0f: a plain concatenation would print a token this large in exponent notation)
+    token = string.format('%.0f', token)
+    if owner == caller then
+      mine = token
+    elseif instance == instance_id then
+      tail[#tail + 1] = owner
+      tail[#tail + 1] = token
+    else
+      redis.call('PUBLISH', channel .. ':' .. instance, owner .. ' ' .. token)
+    end
+    if kind == '' then break end
+  end
+  if group then settle() end
+  return tail, mine
 end
 
--- Appends a hand-off's reply tail to a reply.
+-- Appends a reply tail to a reply.
 local function with(reply, tail)
   if tail then for _, v in ipairs(tail) do reply[#reply + 1] = v end end
   return reply
