@@ -42,3 +42,7 @@ export const redisConnectionTypeMessage = (value: unknown): string =>
   `RedisLockProvider: redis must be a URL string, ioredis options, or an ioredis Redis or Cluster instance, got ${describeValue(value)}.`;
 
 export const providerOptionsMessage = (provider: string, example: string): string => `${provider}: options must be an object such as ${example}.`;
+
+export const limitMismatchMessage = (key: string, recorded: number, requested: number): string =>
+  `Lock "${key}": requested with limit ${requested}, but the store holds or queues it with limit ${recorded}. ` +
+  'Give every caller of this name the same limit.';
