@@ -59,7 +59,7 @@ export class PostgresLockProvider extends LockProvider {
   private readonly waiting: PostgresLockWaiting;
   /** How long a waiter's queue entry lives unless its process renews it. */
   private readonly waiterLease: number;
-  /** Owners granted a shared hold or a permit here: their extend and release take the statements of `holders` entries. */
+  /** Keys and owners (`<owner> <key>`) granted a shared hold or a permit here: their extend and release try the statements of `holders` entries first. */
   private readonly permitOwners = new Set<string>();
 
   /**
@@ -158,9 +158,9 @@ export class PostgresLockProvider extends LockProvider {
    */
   async extend(key: string, owner: string, ttl: number): Promise<boolean> {
     const extended = await this.database.bounded('extend', key, () =>
-      this.byHolder(owner, (permit) => this.database.query(permit ? this.sql.extendPermit : this.sql.extend, [key, owner, ttl, this.tables.raw])),
+      this.byHolder(key, owner, (permit) => this.database.query(permit ? this.sql.extendPermit : this.sql.extend, [key, owner, ttl, this.tables.raw])),
     );
-    if (!extended) this.permitOwners.delete(owner);
+    if (!extended) this.permitOwners.delete(`${owner} ${key}`);
     return extended !== undefined;
   }
 
@@ -171,9 +171,9 @@ export class PostgresLockProvider extends LockProvider {
    */
   async release(key: string, owner: string): Promise<boolean> {
     const row = await this.database.bounded('release', key, () =>
-      this.byHolder(owner, (permit) => this.database.query(permit ? this.sql.releasePermit : this.sql.release, [key, owner, this.tables.raw])),
+      this.byHolder(key, owner, (permit) => this.database.query(permit ? this.sql.releasePermit : this.sql.release, [key, owner, this.tables.raw])),
     );
-    this.permitOwners.delete(owner);
+    this.permitOwners.delete(`${owner} ${key}`);
     // Our own waiters need not wait for the NOTIFY round trip.
     if (row) this.waiting.wake(key, (row.next as string | null) ?? '');
     return row?.live === true;
@@ -290,18 +290,17 @@ export class PostgresLockProvider extends LockProvider {
     const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
     if (row.conflict !== null && row.conflict !== undefined) throw new LockOptionsError(limitMismatchMessage(key, Number(row.conflict), limit));
     const answer = { token: num(row.token), ticket: (row.ticket as string | null) ?? null, mine: ticket === null ? null : num(row.mine) };
-    if ((shared || limit > 1) && (answer.token !== null || answer.mine !== null)) this.permitOwners.add(owner);
+    if ((shared || limit > 1) && (answer.token !== null || answer.mine !== null)) this.permitOwners.add(`${owner} ${key}`);
     return { ...answer, heldMs: num(row.held_ms), aheadMs: num(row.ahead_ms) };
   }
 
   /**
-   * Runs the plain lock's statement, or that of a `holders` entry for an owner
-   * granted one here; an owner the plain statement does not find may hold an
-   * entry granted by another provider. Answers the row, if any.
+   * Runs the statement of a `holders` entry for an owner granted one here,
+   * else the plain lock's; then the other one if the first found nothing (an
+   * entry granted by another provider). Answers the row, if any.
    */
-  private async byHolder(owner: string, run: (permit: boolean) => Promise<QueryResultRow[]>): Promise<QueryResultRow | undefined> {
-    const permit = this.permitOwners.has(owner);
-    const rows = await run(permit);
-    return rows.length > 0 || permit ? rows[0] : (await run(true))[0];
+  private async byHolder(key: string, owner: string, run: (permit: boolean) => Promise<QueryResultRow[]>): Promise<QueryResultRow | undefined> {
+    const permit = this.permitOwners.has(`${owner} ${key}`);
+    return (await run(permit))[0] ?? (await run(!permit))[0];
   }
 }
