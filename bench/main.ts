@@ -18,7 +18,8 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DEFAULT_BENCH_TTL, type BenchEnv } from './contenders/contender.js';
-import { MEMORY, POSTGRES, REDIS_CONTENDED, REDIS_UNCONTENDED, contenderById, type Contender } from './contenders/index.js';
+import { growthChart } from './support/growth-chart.js';
+import { MEMORY, POSTGRES, POSTGRES_CONTENDED, REDIS_CONTENDED, REDIS_UNCONTENDED, contenderById, type Contender } from './contenders/index.js';
 import { uncontended } from './scenarios/s1-uncontended.scenario.js';
 import { parallel } from './scenarios/s2-parallel.scenario.js';
 import { contended } from './scenarios/s3-contended.scenario.js';
@@ -130,7 +131,7 @@ async function main(): Promise<void> {
       if (pgVersion) {
         log('scenario 6: PostgreSQL');
         rows.push(...(await uncontended(ctx, 's6a', pick(POSTGRES))));
-        rows.push(...(await contended(ctx, redis, 's6b', pick(POSTGRES))));
+        rows.push(...(await contended(ctx, redis, 's6b', pick(POSTGRES_CONTENDED))));
       } else {
         log(`scenario 6 skipped: PostgreSQL not reachable at ${pgUrl}`);
       }
@@ -174,7 +175,9 @@ async function main(): Promise<void> {
   writeFileSync(`${dir}${base}.json`, `${JSON.stringify(json, null, 2)}\n`);
   writeFileSync(`${dir}${base}.svg`, chart(rows, `${info.cpus}, node ${info.node}, redis ${info.redis}`));
   writeFileSync(`${dir}${base}.md`, `${out.trim()}\n`);
-  log(`wrote bench/results/${base}.json, ${base}.svg and ${base}.md`);
+  const curves = growthChart(growth, `${info.cpus}, node ${info.node}, redis ${info.redis}`);
+  if (curves) writeFileSync(`${dir}${base}-growth.svg`, curves);
+  log(`wrote bench/results/${base}.json, ${base}.svg${curves ? `, ${base}-growth.svg` : ''} and ${base}.md`);
 }
 
 main().then(

@@ -57,3 +57,5 @@ export const REDIS_CONTENDED: readonly Contender[] = [
 ];
 export const MEMORY: readonly Contender[] = [oursMemory, oursMemoryOtelIdle, oursMemoryOtelSdk, rawMemory, asyncMutex];
 export const POSTGRES: readonly Contender[] = [oursPostgres, rawPostgres];
+/** Scenario 6b: PostgreSQL contenders and the no-lock ceiling (the section is the same Redis counter as scenario 3's). */
+export const POSTGRES_CONTENDED: readonly Contender[] = [...POSTGRES, noLockCeiling];

@@ -30,6 +30,8 @@ export interface Row {
   bestPeer?: string;
   /** Only for the contended scenario: ratio to the best peer at its default settings. */
   vsBestDefaultPeer?: number;
+  /** Scenarios 3 and 6b: throughput over the no-lock ceiling's in the same run (how close to the limit). */
+  vsCeiling?: number;
   bestDefaultPeer?: string;
   /** Remarks shown under the table (inexact counter, errors, ...). */
   notes: string[];
