@@ -21,9 +21,10 @@ export interface HeldOptions {
  * Scenario 7, "many held locks": one process (a fresh child per store and
  * size, run with --expose-gc) holds N distinct names at once with renewal on
  * (ttl 3 s). Heap per held lock (heapUsed after GC, before the first acquire
- * and with all held, over N) and the renewal's `extend` calls per second over
- * the window, beside today's per-lock figure held / (ttl/3) and the batched
- * target held / (ttl/3) / 50.
+ * and with all held, over N) and the renewal's store calls per second over
+ * the window (`extend` calls, plus `extendMany` calls that renew a batch
+ * each), beside the per-lock figure held / (ttl/3) and the batched target
+ * held / (ttl/3) / 50 (at or below 1.00x meets it).
  */
 export async function heldLocks(ctx: BenchContext, o: HeldOptions): Promise<GrowthTable> {
   const renewEverySec = HELD_TTL / 3 / 1000;
@@ -34,16 +35,19 @@ export async function heldLocks(ctx: BenchContext, o: HeldOptions): Promise<Grow
       'store',
       'held',
       'heap/lock',
-      'extend calls/s',
+      'renewal store calls/s',
+      'locks renewed/s',
+      'largest batch',
       'per-lock (held/(ttl/3))',
       `batched target (/${BATCH_SIZE})`,
-      'failed extends',
+      'vs target',
+      'failed renewals',
       'lost',
       'acquire all',
     ],
     rows: [],
     notes: [
-      `extend calls counted by wrapping the provider's extend; heap = process.memoryUsage().heapUsed after gc(), all held minus before the first acquire, / held (includes the store client's share)`,
+      `store calls counted by wrapping the provider's extend and extendMany (one extendMany call renews a batch of locks); heap = process.memoryUsage().heapUsed after gc(), all held minus before the first acquire, / held (includes the store client's share)`,
       `batched target: held / (ttl/3) / ${BATCH_SIZE} calls per second, i.e. one store call renews ${BATCH_SIZE} locks`,
     ],
   };
@@ -63,15 +67,20 @@ export async function heldLocks(ctx: BenchContext, o: HeldOptions): Promise<Grow
         const r = answer(await worker.ask(m, o.windowMs + 180_000), 'held');
         const perLock = held / renewEverySec;
         const target = perLock / BATCH_SIZE;
-        ctx.log(`  s7 ${store} ${held} held: ${fmt(r.extendsPerSecond, 1)} extend/s, ${fmt(r.heapPerLockBytes)} B/lock`);
+        ctx.log(
+          `  s7 ${store} ${held} held: ${fmt(r.storeCallsPerSecond, 1)} renewal calls/s (${fmt(r.renewalsPerSecond, 1)} locks/s), ${fmt(r.heapPerLockBytes)} B/lock`,
+        );
         table.rows.push({
           cells: [
             store,
             fmt(held),
             `${fmt(r.heapPerLockBytes)} B`,
-            fmt(r.extendsPerSecond, 1),
+            fmt(r.storeCallsPerSecond, 1),
+            fmt(r.renewalsPerSecond, 1),
+            fmt(r.largestBatch),
             fmt(perLock, 1),
             fmt(target, 2),
+            `${fmt(r.storeCallsPerSecond / target, 2)}x`,
             fmt(r.extendFailures),
             fmt(r.lost),
             `${fmt(r.acquireMs)} ms`,
@@ -81,7 +90,7 @@ export async function heldLocks(ctx: BenchContext, o: HeldOptions): Promise<Grow
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         ctx.log(`  s7 ${store} ${held} held: FAILED ${message}`);
-        table.rows.push({ cells: [store, fmt(held), 'failed', '-', '-', '-', '-', '-', '-'], raw: { store, held, failed: message } });
+        table.rows.push({ cells: [store, fmt(held), 'failed', '-', '-', '-', '-', '-', '-', '-', '-', '-'], raw: { store, held, failed: message } });
       } finally {
         await worker.stop();
       }

@@ -1,7 +1,7 @@
 /**
  * A child process of scenario 7 (run with --expose-gc): holds `held` distinct
  * names at once through one LockManager with renewal on, counts the
- * provider's `extend` calls over a window, and measures the heap the held
+ * provider's `extend` and `extendMany` calls over a window, and measures the heap the held
  * locks take. Driven over IPC by s7-held-locks.scenario.ts: hold → held, exit.
  */
 import { InMemoryLockProvider, LockManager, type LockHandle, type LockProvider } from '../../lib/index.js';
@@ -17,9 +17,15 @@ export type HeldWorkerMessage = {
   type: 'held';
   /** heapUsed after GC with every lock held, minus heapUsed after GC before the first acquire, over `held`. */
   heapPerLockBytes: number;
-  /** `extend` calls the renewal made per second during the window. */
-  extendsPerSecond: number;
-  /** `extend` calls that answered "not yours" or threw during the window (a lease lost). */
+  /** Store calls the renewal made per second during the window: `extend` calls plus `extendMany` calls (one per batch). */
+  storeCallsPerSecond: number;
+  /** Of those, `extendMany` calls per second. */
+  batchCallsPerSecond: number;
+  /** Locks renewed per second (each lock of a batch counts once). */
+  renewalsPerSecond: number;
+  /** Largest batch of one `extendMany` call in the window. */
+  largestBatch: number;
+  /** Renewals that answered "not yours" or threw during the window (a lease lost). */
   extendFailures: number;
   /** Locks whose signal had aborted at the end of the window. */
   lost: number;
@@ -47,12 +53,19 @@ function heapAfterGc(): number {
 
 async function hold(m: Extract<HeldParentMessage, { type: 'hold' }>): Promise<HeldWorkerMessage> {
   const p = provider(m.store, m.env);
-  // Every store call of the renewal goes through extend: count them (and the failures) by wrapping it.
+  // Every store call of the renewal goes through extend or extendMany: count them (and the failures) by wrapping both.
   let calls = 0;
+  let batchCalls = 0;
+  let renewals = 0;
+  let largestBatch = 0;
   let failures = 0;
   const extend = p.extend.bind(p);
+  // (a store's extendMany may call its own extend per lock: those are not store calls of their own)
+  let inBatch = false;
   p.extend = async (key, owner, ttl) => {
+    if (inBatch) return extend(key, owner, ttl);
     calls++;
+    renewals++;
     try {
       const ok = await extend(key, owner, ttl);
       if (!ok) failures++;
@@ -62,6 +75,27 @@ async function hold(m: Extract<HeldParentMessage, { type: 'hold' }>): Promise<He
       throw err;
     }
   };
+  const extendMany = p.extendMany?.bind(p);
+  if (extendMany) {
+    p.extendMany = async (locks) => {
+      calls++;
+      batchCalls++;
+      renewals += locks.length;
+      largestBatch = Math.max(largestBatch, locks.length);
+      try {
+        inBatch = true;
+        const answer = extendMany(locks);
+        inBatch = false;
+        const oks = await answer;
+        failures += oks.filter((ok) => !ok).length;
+        return oks;
+      } catch (err) {
+        inBatch = false;
+        failures += locks.length;
+        throw err;
+      }
+    };
+  }
   const manager = new LockManager({ provider: p, ttl: m.ttl });
   const handles: LockHandle[] = [];
   try {
@@ -75,15 +109,24 @@ async function hold(m: Extract<HeldParentMessage, { type: 'hold' }>): Promise<He
     }
     const acquireMs = now() - started;
     const heapPerLockBytes = (heapAfterGc() - before) / m.held;
-    calls = 0;
-    failures = 0;
+    calls = batchCalls = renewals = largestBatch = failures = 0;
     const windowStart = now();
     await sleep(m.windowMs);
     const windowMs = now() - windowStart;
-    const extendsPerSecond = (calls * 1000) / windowMs;
-    const extendFailures = failures;
+    const perSecond = (n: number): number => (n * 1000) / windowMs;
     const lost = handles.filter((h) => h.signal.aborted).length;
-    return { type: 'held', heapPerLockBytes, extendsPerSecond, extendFailures, lost, acquireMs, windowMs };
+    return {
+      type: 'held',
+      heapPerLockBytes,
+      storeCallsPerSecond: perSecond(calls),
+      batchCallsPerSecond: perSecond(batchCalls),
+      renewalsPerSecond: perSecond(renewals),
+      largestBatch,
+      extendFailures: failures,
+      lost,
+      acquireMs,
+      windowMs,
+    };
   } finally {
     await manager.close();
     await p.close();

@@ -42,7 +42,7 @@ export function growthPanels(tables: readonly GrowthTable[]): Panel[] {
         title: 'Renewal store calls per second',
         unit: 'calls/s',
         series: [
-          ...stores.map((s) => series(t, s, 'held', 'extendsPerSecond', of(s))),
+          ...stores.map((s) => series(t, s, 'held', 'storeCallsPerSecond', of(s))),
           series(t, 'one call per lock', 'held', 'perLockCallsPerSecond', of(stores[0] ?? ''), true),
           series(t, 'batched target', 'held', 'batchedTargetCallsPerSecond', of(stores[0] ?? ''), true),
         ],

@@ -182,4 +182,21 @@ export abstract class LockProvider {
    * built from options; a provider you pass in yourself is yours to close.
    */
   abstract close(): Promise<void>;
+
+  /**
+   * Optional. {@link extend} for many locks in one store round trip: one
+   * answer per lock, in order, each meaning what `extend` answers (`false`:
+   * that owner no longer holds that key). The engine renews held locks
+   * through it (at most 1,000 locks a call) when present.
+   * @throws {LockStoreError} when the store cannot be reached or fails (the batch as a whole).
+   */
+  extendMany?(locks: readonly LockExtension[]): MaybePromise<boolean[]>;
+}
+
+/** One lock of {@link LockProvider.extendMany}: what `extend(key, owner, ttl)` takes. */
+export interface LockExtension {
+  readonly key: string;
+  readonly owner: string;
+  /** The new lease in ms from now. */
+  readonly ttl: number;
 }

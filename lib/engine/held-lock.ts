@@ -8,6 +8,7 @@ import { lostDetails, optionMessage, releaseFailedLog, renewFailedLog } from '..
 import { TimedNode, type TimedList } from '../shared/timer.js';
 import type { CohortWaiter, LockCohort } from './lock-cohort.js';
 import { now } from '../shared/clock.js';
+import { renewLease, renewalAt } from './lock-renewal.js';
 
 /** Settings a held lock needs from the manager. @internal */
 export interface HeldLockContext {
@@ -228,7 +229,9 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     let at = this.leaseEnd;
     if (this.settings.renew && !this.renewing) {
       // Every third of the ttl, and before a shorter lease (a hand-off not renewed yet) is half gone.
-      if (this.renewalCap() > t) at = Math.min(at, t + this.settings.ttl / 3, t + (this.leaseEnd - t) / 2);
+      // (moved a little earlier, onto a grid of ticks, when the store renews many locks in one call)
+      const due = Math.min(t + this.settings.ttl / 3, t + (this.leaseEnd - t) / 2);
+      if (this.renewalCap() > t) at = Math.min(at, renewalAt(this.ctx.provider, t, due, this.settings.ttl));
       else this.capped = true;
     }
     this.ctx.held.schedule(this, at);
@@ -266,7 +269,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     if (ttl < this.settings.ttl) this.capped = true;
     let ok: boolean;
     try {
-      ok = await this.ctx.provider.extend(this.key, this.owner, ttl);
+      ok = await renewLease(this.ctx.provider, this.key, this.owner, ttl);
     } catch (err) {
       this.renewing = false;
       if (this.state !== 'held') return;

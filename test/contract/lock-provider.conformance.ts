@@ -381,5 +381,37 @@ export function describeLockProviderConformance(label: string, create: () => Pro
       expect(typeof ms).toBe('number');
       expect(ms).toBeGreaterThanOrEqual(0);
     });
+
+    test('extendMany answers per lock, in order, as extend would (owner-checked), and really sets each lease', async () => {
+      expect(typeof p.extendMany).toBe('function');
+      const mine = Array.from({ length: 30 }, (_, i) => `${key}:mine:${i}`);
+      for (const k of mine) expect(await take(k, 'a', 2_000)).not.toBeNull();
+      await take(`${key}:other`, 'b', 2_000);
+      await take(`${key}:released`, 'a', 2_000);
+      await p.release(`${key}:released`, 'a');
+      await take(`${key}:short`, 'a', 5_000);
+      const answers = await p.extendMany!([
+        ...mine.map((k) => ({ key: k, owner: 'a', ttl: 10_000 })),
+        { key: `${key}:other`, owner: 'a', ttl: 10_000 }, // held by another owner
+        { key: `${key}:free`, owner: 'a', ttl: 10_000 }, // never taken
+        { key: `${key}:released`, owner: 'a', ttl: 10_000 }, // released
+        { key: `${key}:short`, owner: 'a', ttl: 200 }, // shortened, as extend may
+      ]);
+      expect(answers).toEqual([...mine.map(() => true), false, false, false, true]);
+      expect(await p.extendMany!([])).toEqual([]);
+      await sleep(2_300);
+      // Past the first leases: the extended keys are still held, the one owned by b (not extended) and the shortened one are free.
+      for (const k of mine) expect(await take(k, 'c')).toBeNull();
+      expect(await take(`${key}:other`, 'c')).not.toBeNull();
+      expect(await take(`${key}:short`, 'c')).not.toBeNull();
+      expect(await take(`${key}:free`, 'c')).not.toBeNull();
+      expect(
+        await p.extendMany!([
+          { key: mine[0], owner: 'c', ttl: 10_000 },
+          { key: mine[1], owner: 'a', ttl: 10_000 },
+        ]),
+      ).toEqual([false, true]);
+      for (const k of mine) expect(await p.release(k, 'a')).toBe(true);
+    });
   });
 }

@@ -1,4 +1,4 @@
-import { LockProvider, LockStoreError, type LockAcquireRequest, type LockGrant } from '../../lib/index.js';
+import { LockProvider, LockStoreError, type LockAcquireRequest, type LockExtension, type LockGrant } from '../../lib/index.js';
 
 /** An acquire call queued at the store behind the holder. */
 interface Queued {
@@ -29,7 +29,7 @@ export class FakeLockProvider extends LockProvider {
   readonly kind = 'fake';
   readonly fenceBlocks: boolean;
   /** How many calls of each kind reached the store. */
-  readonly calls = { acquire: 0, extend: 0, release: 0 };
+  readonly calls = { acquire: 0, extend: 0, release: 0, extendMany: 0 };
   /** Every acquire request, in the order it reached the store. */
   readonly requests: LockAcquireRequest[] = [];
   private readonly holders = new Map<string, string>();
@@ -159,5 +159,35 @@ export class FakeLockProvider extends LockProvider {
     if (queued.timer !== undefined) clearTimeout(queued.timer);
     if (queued.onAbort) queued.request.signal?.removeEventListener('abort', queued.onAbort);
     answer();
+  }
+
+  /** Another process takes `key` over (as after a lease that ran out): its holder's next extend answers `false`. */
+  takeOver(key: string): void {
+    this.holders.set(key, `someone-else:${key}`);
+  }
+
+  /** Whether `owner` holds `key`, or the store's failure when it is down. */
+  protected owns(key: string, owner: string): boolean {
+    if (this.failure !== undefined) throw new LockStoreError('extend', this.failure);
+    return this.holders.get(key) === owner;
+  }
+}
+
+/**
+ * A {@link FakeLockProvider} that also renews many locks in one call
+ * (`extendMany`): `calls.extendMany` counts those calls, `batches` their sizes.
+ */
+export class BatchingFakeLockProvider extends FakeLockProvider {
+  /** The number of locks in each `extendMany` call, in order. */
+  readonly batches: number[] = [];
+
+  extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
+    this.calls.extendMany++;
+    this.batches.push(locks.length);
+    try {
+      return Promise.resolve(locks.map((l) => this.owns(l.key, l.owner)));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 }

@@ -4,6 +4,7 @@ import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type
 import { ownerTokenFor } from '../../shared/owner-token.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { now } from '../../shared/clock.js';
+import { isThenable, type LockExtension } from '../../contract/lock-provider.js';
 
 interface Waiter {
   readonly owner: string;
@@ -238,5 +239,11 @@ export class InMemoryLockProvider extends LockProvider {
   private cleanup(waiter: Waiter): void {
     if (waiter.timer !== undefined) clearTimeout(waiter.timer);
     if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
+  }
+
+  /** {@inheritDoc LockProvider.extendMany} {@link extend} for each lock, in order. */
+  extendMany(locks: readonly LockExtension[]): MaybePromise<boolean[]> {
+    const answers = locks.map((l) => this.extend(l.key, l.owner, l.ttl));
+    return answers.some(isThenable) ? Promise.all(answers) : (answers as boolean[]);
   }
 }

@@ -9,6 +9,7 @@ import type { PostgresLockProviderOptions } from './postgres-lock-options.interf
 import type { QueryResultRow } from 'pg';
 import type { PostgresLockAsk } from './postgres-lock-wait-queue.js';
 import { PostgresLockWaiting, type PostgresLockAttempt } from './postgres-lock-waiting.js';
+import type { LockExtension } from '../../contract/lock-provider.js';
 import { DEFAULT_POSTGRES_LOCK_TABLE, pingSql, postgresLockTables, schemaSql, type PostgresLockTables } from './postgres-lock-schema.sql.js';
 import { postgresLockStatements, type PostgresLockStatements } from './postgres-lock.sql.js';
 
@@ -302,5 +303,27 @@ export class PostgresLockProvider extends LockProvider {
   private async byHolder(key: string, owner: string, run: (permit: boolean) => Promise<QueryResultRow[]>): Promise<QueryResultRow | undefined> {
     const permit = this.permitOwners.has(`${owner} ${key}`);
     return (await run(permit))[0] ?? (await run(!permit))[0];
+  }
+
+  /**
+   * {@inheritDoc LockProvider.extendMany}
+   * One statement (an `UPDATE` from arrays) for all the plain locks; shared
+   * holds and permits granted here are extended one by one, alongside.
+   * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
+   */
+  async extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
+    const out = locks.map(() => false);
+    const plain = locks.flatMap((l, i) => (this.permitOwners.has(`${l.owner} ${l.key}`) ? [] : [i]));
+    const batch = async (): Promise<void> => {
+      if (plain.length === 0) return;
+      const values = [plain.map((i) => locks[i].key), plain.map((i) => locks[i].owner), plain.map((i) => locks[i].ttl), this.tables.raw];
+      const rows = await this.database.bounded('extend', locks[plain[0]].key, () => this.database.query(this.sql.extendMany, values));
+      for (const row of rows) out[plain[(row.i as number) - 1]] = true;
+    };
+    const entries = locks.map(async (l, i) => {
+      if (!plain.includes(i)) out[i] = await this.extend(l.key, l.owner, l.ttl);
+    });
+    await Promise.all([batch(), ...entries]);
+    return out;
   }
 }

@@ -277,8 +277,29 @@ export function postgresLockStatements(n: PostgresLockTables) {
     prune: pruneSql(n),
     holder: holderSql(n),
     heartbeat: heartbeatSql(n),
+    extendMany: extendManySql(n),
   };
 }
 
 /** @internal */
 export type PostgresLockStatements = ReturnType<typeof postgresLockStatements>;
+
+/**
+ * Extend of many locks in one statement ($1 names, $2 owners, $3 ttls in ms,
+ * $4 channel): a row `i` (the 1-based place in the arrays) per lock extended,
+ * as {@link extendSql} per lock (owner-checked, a live lease; a shorter lease
+ * notifies waiters). Rows are locked in name order: two batches never deadlock.
+ * Plain locks only: the provider extends `holders` entries one by one.
+ * @internal
+ */
+export const extendManySql = (n: PostgresLockTables): string => `WITH req AS (
+  SELECT r.name, r.owner, r.ttl, r.i FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS r(name, owner, ttl, i)
+), old AS (
+  SELECT l.name, l.expires_at FROM ${n.locks} l JOIN req ON l.name = req.name AND l.owner = req.owner
+  WHERE l.expires_at > clock_timestamp() ORDER BY l.name FOR UPDATE OF l
+), u AS (
+  UPDATE ${n.locks} l SET expires_at = clock_timestamp() + req.ttl ${MS} FROM req, old
+  WHERE l.name = req.name AND l.owner = req.owner AND old.name = l.name
+  RETURNING req.i, l.name, l.expires_at < old.expires_at AS shorter
+)
+SELECT u.i::int AS i, CASE WHEN u.shorter THEN pg_notify($4, ':' || u.name) END IS NULL AS ok FROM u`;

@@ -9,6 +9,8 @@ import { SCRIPTS, lockKeys, lockTag, type LockScript, type LockScripts } from '.
 import { inspectRedis } from './redis-inspection.js';
 import { replicated, type ReplicaWait } from './redis-replicas.js';
 import type { RedisLockProviderOptions } from './redis-lock-provider.interface.js';
+import { extendManyInRedis } from './redis-renewal.js';
+import type { LockExtension } from '../../contract/lock-provider.js';
 
 /** Bound of the provider's memory of contended keys (past it, it starts over). */
 const MAX_CONTENDED_KEYS = 1_024;
@@ -329,5 +331,14 @@ export class RedisLockProvider extends LockProvider {
   private track(promise: Promise<unknown>): void {
     this.background.add(promise);
     void promise.finally(() => this.background.delete(promise));
+  }
+
+  /**
+   * {@inheritDoc LockProvider.extendMany}
+   * One owner-checked script for all the locks on a standalone Redis; on a
+   * Cluster one per slot, sent as one pipeline per master.
+   */
+  extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
+    return extendManyInRedis(this.commands, this.client, this.scripts.extendMany, locks);
   }
 }

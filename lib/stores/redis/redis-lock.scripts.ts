@@ -30,6 +30,7 @@ const FILES = {
   leave: 'leave',
   extend: 'extend',
   holder: 'holder',
+  extendMany: 'extend-many',
 } as const;
 
 /** @internal */

@@ -127,6 +127,28 @@ describe('PostgresLockProvider semaphores and shared locks', () => {
     await Promise.all([a.release(key, 'r1'), b.release(key, 'r2')]);
   }, 30_000);
 
+  test('extendMany renews plain locks, permits and shared holds together, each owner-checked', async () => {
+    expect(await a.acquire({ key: 'many:plain', owner: 'p', ttl: 1_000, wait: false })).not.toBeNull();
+    expect(await a.acquire({ key: 'many:sem', owner: 's', ttl: 1_000, wait: false, limit: 2 })).not.toBeNull();
+    expect(await a.acquire({ key: 'many:rw', owner: 'r', ttl: 1_000, wait: false, mode: 'shared' })).not.toBeNull();
+    const answers = await a.extendMany([
+      { key: 'many:plain', owner: 'p', ttl: 30_000 },
+      { key: 'many:sem', owner: 's', ttl: 30_000 },
+      { key: 'many:rw', owner: 'r', ttl: 30_000 },
+      { key: 'many:sem', owner: 'not-a-holder', ttl: 30_000 },
+    ]);
+    expect(answers).toEqual([true, true, true, false]);
+    await sleep(1_500); // past the first leases: the renewed ones hold
+    const page = await b.inspect({ prefix: 'many:', limit: 10 });
+    expect(page.locks.map((l) => [l.key, l.owner])).toEqual([
+      ['many:plain', 'p'],
+      ['many:rw', 'r'],
+      ['many:sem', 's'],
+    ]);
+    expect(page.locks.every((l) => l.remainingMs > 20_000)).toBe(true);
+    await Promise.all([a.release('many:plain', 'p'), a.release('many:sem', 's'), a.release('many:rw', 'r')]);
+  });
+
   test('a table of the previous shape: createTable: false names the migration; after schemaSql() its lock stays held and semaphores work', async () => {
     const own = `${table}_prev`;
     // The tables as the version before semaphores and shared locks created them, with a lock held and a waiter queued.

@@ -146,3 +146,14 @@ test('the statements of several holders run on the quoted table: shared holds an
     mine: granted[0].token,
   });
 });
+
+test('extendMany extends, in one statement, each lock whose owner holds it, and answers the places of those it extended', async () => {
+  await run(statements.acquire, ['m1', 'o1', 10_000, null, null, 1]);
+  await run(statements.acquire, ['m2', 'o2', 10_000, null, null, 1]);
+  const rows = await run(statements.extendMany, [['m1', 'm2', 'm3', 'm2'], ['o1', 'o1', 'o1', 'o2'], [20_000, 20_000, 20_000, 20_000], tables.raw]);
+  expect(rows.map((r) => r.i).sort()).toEqual([1, 4]);
+  const left = await run(statements.holder, ['m1']);
+  expect(Number(left[0].ms)).toBeGreaterThan(15_000);
+  expect(Number((await run(statements.holder, ['m2']))[0].ms)).toBeGreaterThan(15_000);
+  expect(await run(statements.extendMany, [['m1'], ['o2'], [20_000], tables.raw])).toEqual([]);
+});

@@ -74,7 +74,16 @@ const names = Object.keys(SCRIPTS) as Array<keyof typeof SCRIPTS>;
 
 /** The file of a script of {@link SCRIPTS}. */
 function fileOf(name: keyof typeof SCRIPTS): string {
-  return { acquire: 'acquire', try: 'try-acquire', release: 'release', releaseFree: 'release-free', leave: 'leave', extend: 'extend', holder: 'holder' }[name];
+  return {
+    acquire: 'acquire',
+    try: 'try-acquire',
+    release: 'release',
+    releaseFree: 'release-free',
+    leave: 'leave',
+    extend: 'extend',
+    holder: 'holder',
+    extendMany: 'extend-many',
+  }[name];
 }
 
 test('each loaded script is its file with the includes expanded, and its sha is the SHA1 of that text', () => {
@@ -95,11 +104,12 @@ test('the builds (dist/lib, dist/cjs) carry the same .lua files as lib (npm run 
   }
 });
 
-/** Runs each of the seven scripts through the provider: try-acquire, extend, holder, acquire, leave, release-free, release. */
+/** Runs each of the scripts through the provider: try-acquire, extend, extend-many, holder, acquire, leave, release-free, release. */
 async function runEveryScript(provider: RedisLockProvider, admin: Redis): Promise<void> {
   const key = `lua:${randomBytes(6).toString('hex')}`;
   expect(await provider.acquire({ key, owner: 'a', ttl: 10_000, wait: false })).not.toBeNull();
   expect(await provider.extend(key, 'a', 10_000)).toBe(true);
+  expect(await provider.extendMany([{ key, owner: 'a', ttl: 10_000 }])).toEqual([true]);
   expect((await provider.holder(key))?.owner).toBe('a');
   // (a wait shorter than commandTimeout queues at once, then leaves when its time is up)
   expect(await provider.acquire({ key, owner: 'b', ttl: 10_000, wait: true, waitTimeout: 300 })).toBeNull();

@@ -1,0 +1,104 @@
+import type { Cluster } from 'ioredis';
+import type { LockExtension } from '../../contract/lock-provider.js';
+import { isCluster, type RedisClient } from './redis-clients.js';
+import type { RedisCommands } from './redis-commands.js';
+import { lockTag, type LockScript } from './redis-lock.scripts.js';
+
+/** CRC16-CCITT (XMODEM) table, as Redis Cluster hashes keys. */
+const CRC16 = Array.from({ length: 256 }, (_, byte) => {
+  let crc = byte << 8;
+  for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  return crc;
+});
+
+/**
+ * The Redis Cluster slot of `key` (CRC16 of the key, or of its hash tag: the
+ * text between the first `{` and the next `}` when not empty), as
+ * `CLUSTER KEYSLOT` and ioredis compute it. @internal
+ */
+export function clusterSlot(key: string): number {
+  let bytes = Buffer.from(key);
+  const open = bytes.indexOf(0x7b);
+  if (open >= 0) {
+    const close = bytes.indexOf(0x7d, open + 1);
+    if (close > open + 1) bytes = bytes.subarray(open + 1, close);
+  }
+  let crc = 0;
+  for (const b of bytes) crc = ((crc << 8) & 0xffff) ^ CRC16[((crc >> 8) ^ b) & 0xff];
+  return crc % 16384;
+}
+
+/** The script's arguments for `locks`: the lock keys, then their owners, then their ttls. */
+function scriptArgs(locks: readonly LockExtension[]): Array<string | number> {
+  const keys = locks.map((l) => lockTag(l.key));
+  return [...keys, ...locks.map((l) => l.owner), ...locks.map((l) => Math.max(1, Math.ceil(l.ttl)))];
+}
+
+const answers = (reply: unknown): boolean[] => (reply as unknown[]).map((r) => Number(r) === 1);
+
+/**
+ * `extendMany` of {@link RedisLockProvider}: one `extend-many.lua` call for
+ * every lock on a standalone Redis; on a Cluster, one call per slot (a
+ * script's keys share a slot), those of one master sent as one pipeline:
+ * a round trip per master. @internal
+ */
+export async function extendManyInRedis(commands: RedisCommands, client: RedisClient, script: LockScript, locks: readonly LockExtension[]): Promise<boolean[]> {
+  if (locks.length === 0) return [];
+  if (!isCluster(client)) {
+    const args = scriptArgs(locks);
+    return commands.script({ operation: 'extend', key: locks[0].key, script, numKeys: locks.length, args, map: answers });
+  }
+  // Slot groups (indexes into locks), and the slot groups of each master.
+  const slots = new Map<number, number[]>();
+  locks.forEach((l, i) => {
+    const slot = clusterSlot(lockTag(l.key));
+    const group = slots.get(slot);
+    if (group) group.push(i);
+    else slots.set(slot, [i]);
+  });
+  const masters = new Map<string, number[][]>();
+  for (const [slot, group] of slots) {
+    const node = client.slots[slot]?.join(';') ?? `slot ${slot}`;
+    const groups = masters.get(node);
+    if (groups) groups.push(group);
+    else masters.set(node, [group]);
+  }
+  const out: boolean[] = new Array<boolean>(locks.length);
+  await Promise.all(
+    [...masters.values()].map(async (groups) => {
+      const replies = await commands.call({
+        operation: 'extend',
+        key: locks[groups[0][0]].key,
+        send: (c) =>
+          pipelined(
+            c as Cluster,
+            script,
+            groups.map((g) => g.map((i) => locks[i])),
+          ),
+      });
+      groups.forEach((g, j) => g.forEach((i, k) => (out[i] = replies[j][k])));
+    }),
+  );
+  return out;
+}
+
+/** One EVALSHA per group in one pipeline (one master); the groups that find the script missing go again by EVAL. */
+async function pipelined(client: Cluster, script: LockScript, groups: LockExtension[][]): Promise<boolean[][]> {
+  const send = async (indexes: number[], byEval: boolean): Promise<Array<[Error | null, unknown]>> => {
+    const pipeline = client.pipeline();
+    for (const i of indexes) {
+      const args = scriptArgs(groups[i]);
+      if (byEval) pipeline.eval(script.source, groups[i].length, ...args);
+      else pipeline.evalsha(script.sha, groups[i].length, ...args);
+    }
+    return ((await pipeline.exec()) ?? []) as Array<[Error | null, unknown]>;
+  };
+  const all = groups.map((_, i) => i);
+  const results = await send(all, false);
+  const missing = all.filter((i) => results[i]?.[0]?.message.startsWith('NOSCRIPT'));
+  if (missing.length > 0) (await send(missing, true)).forEach((r, j) => (results[missing[j]] = r));
+  return results.map(([err, reply]) => {
+    if (err) throw err;
+    return answers(reply);
+  });
+}
