@@ -4,7 +4,7 @@ export { LockService } from './nest/lock.service.js';
 export { Locked, type LockedOptions, type LockNameFactory } from './nest/locked.decorator.js';
 export { LockExceptionFilter, LOCK_EXCEPTION_FILTER_OPTIONS, type LockExceptionFilterOptions, type LockErrorBody } from './nest/lock-exception.filter.js';
 export { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from './contract/lock-provider.js';
-export { InMemoryLockProvider } from './stores/memory/index.js';
+export { InMemoryLockProvider, type InMemoryHoldOptions } from './stores/memory/index.js';
 export { createLockProvider } from './stores/lock-provider.factory.js';
 export { DEFAULT_TTL, DEFAULT_KEY_PREFIX, DEFAULT_COMMAND_TIMEOUT } from './contract/lock.constants.js';
 export { LockManager, type LockManagerOptions } from './engine/lock-manager.js';

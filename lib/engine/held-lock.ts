@@ -109,6 +109,14 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     return this.state === 'held';
   }
 
+  get names(): readonly string[] {
+    return [this.name];
+  }
+
+  get fencingTokens(): Readonly<Record<string, number>> {
+    return { [this.name]: this.fencingToken };
+  }
+
   /** The call's `label` option. @internal */
   get label(): string | undefined {
     return this.settings.label;

@@ -3,7 +3,7 @@ import { HeldLock, type HeldLockContext } from './held-lock.js';
 import { LocalWaiter, type LockRequest } from './local-waiter.js';
 import { LockError, LockStoreError } from '../errors/lock.errors.js';
 import { closedWhileWaitingMessage, grantedAfterCloseMessage, requestedAfterCloseMessage } from '../errors/lock.messages.js';
-import { isThenable, type LockGrant, type MaybePromise } from '../contract/lock-provider.js';
+import { isThenable, type LockAcquireRequest, type LockGrant, type MaybePromise } from '../contract/lock-provider.js';
 import { ownerTokenFor, type InstanceOwnerTokens } from '../shared/owner-token.js';
 import { now } from '../shared/clock.js';
 
@@ -17,6 +17,21 @@ const queuedHere = (lock: HeldLock | null): HeldLock | null => {
   if (lock) lock.queued = true;
   return lock;
 };
+
+/** The store request of a semaphore or a shared lock: `limit` only above 1, `mode` only when shared, never `fences`. */
+function primitiveRequest({ key, wait, options: o }: LockRequest, owner: string): LockAcquireRequest {
+  const request: { -readonly [K in keyof LockAcquireRequest]: LockAcquireRequest[K] } = {
+    key,
+    owner,
+    ttl: o.ttl,
+    wait,
+    waitTimeout: o.waitTimeout,
+    signal: o.signal,
+  };
+  if (o.limit !== undefined) request.limit = o.limit;
+  if (o.mode !== undefined) request.mode = o.mode;
+  return request;
+}
 
 /**
  * Takes locks for one manager: asks the store, or, for a key that a caller
@@ -69,7 +84,8 @@ export class LockAcquirer {
     if (this.closed) {
       throw new LockError(requestedAfterCloseMessage(req.name), { lockName: req.name });
     }
-    const cohorts = this.cohorts;
+    // Local hand-off for plain locks only: a semaphore's or a shared lock's callers all go to the store.
+    const cohorts = req.options.limit === undefined && req.options.mode === undefined ? this.cohorts : undefined;
     if (cohorts !== undefined) {
       let cohort = cohorts.get(req.key);
       if (cohort?.busy) {
@@ -115,18 +131,23 @@ export class LockAcquirer {
   private ask<R>(req: LockRequest, then: (lock: HeldLock | null) => R, cohort: Cohort | undefined): MaybePromise<R> {
     const o = req.options;
     const owner = o.instanceId !== undefined ? ownerTokenFor(o.instanceId) : this.namedTokens.next();
+    const plain = o.limit === undefined && o.mode === undefined;
     let grant: MaybePromise<LockGrant | null>;
     try {
-      grant = this.ctx.provider.acquire({
-        key: req.key,
-        owner,
-        ttl: o.ttl,
-        wait: req.wait,
-        waitTimeout: o.waitTimeout,
-        signal: o.signal,
-        // Waiters only: callers of this process queue behind a waiting caller's grant; a try's grant stays its own.
-        fences: req.wait && this.cohorts ? FENCE_BLOCK : undefined,
-      });
+      grant = this.ctx.provider.acquire(
+        plain
+          ? {
+              key: req.key,
+              owner,
+              ttl: o.ttl,
+              wait: req.wait,
+              waitTimeout: o.waitTimeout,
+              signal: o.signal,
+              // Waiters only: callers of this process queue behind a waiting caller's grant; a try's grant stays its own.
+              fences: req.wait && this.cohorts ? FENCE_BLOCK : undefined,
+            }
+          : primitiveRequest(req, owner),
+      );
     } catch (err) {
       cohort?.fromStore(true);
       throw this.acquireFailed(req.name, err);
@@ -244,7 +265,7 @@ export class LockAcquirer {
         });
       }
       const fences = grant.fences ?? 1;
-      if (this.cohorts && fences > 1) {
+      if (this.cohorts && fences > 1 && o.limit === undefined && o.mode === undefined) {
         let cohort = atStore ?? this.cohorts.get(req.key);
         if (!cohort) this.cohorts.set(req.key, (cohort = new LockCohort(req.key, this.cohortHost)));
         lock.cohort = cohort;

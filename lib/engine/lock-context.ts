@@ -10,6 +10,8 @@ export interface LockScope extends LockHandle {
   /** The manager that took it: the same key in two managers (two apps in one process) is two locks. */
   readonly managerId: number;
   readonly parentScope: LockScope | undefined;
+  /** A lock of several names: its names (it is found by any of them). */
+  readonly nameSet?: ReadonlySet<string>;
 }
 
 /**
@@ -28,11 +30,13 @@ export interface LockEntry {
 export const lockScope = new AsyncLocalStorage<LockScope>();
 
 /**
- * The innermost lock named `name` in `scope` and its parents, taken by
+ * The innermost lock named `name` (or, of several names, holding `name`) in `scope` and its parents, taken by
  * manager `managerId` when given (else by any manager). @internal
  */
 export function findInScope(scope: LockScope | undefined, name: string, managerId?: number): LockScope | undefined {
-  for (let s = scope; s; s = s.parentScope) if (s.name === name && (managerId === undefined || s.managerId === managerId)) return s;
+  for (let s = scope; s; s = s.parentScope) {
+    if ((s.nameSet ? s.nameSet.has(name) : s.name === name) && (managerId === undefined || s.managerId === managerId)) return s;
+  }
   return undefined;
 }
 

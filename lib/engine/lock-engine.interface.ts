@@ -21,9 +21,10 @@ export interface LockEngine {
   /**
    * Takes the lock for a scoped call, following `onHeld`: resolves
    * `undefined` when skipped; detects nesting of the same name. Answers
-   * synchronously when the store does.
+   * synchronously when the store does. Several names (canonical order, as
+   * `assertLockNames` returns them): all or none.
    */
-  enter(name: string, options: ResolvedCallOptions): MaybePromise<LockEntry | undefined>;
+  enter(name: string | readonly string[], options: ResolvedCallOptions): MaybePromise<LockEntry | undefined>;
   /** Hands an event to the listeners; never throws. */
   emit(event: LockEvent): void;
   /** Logs a store failure at `level`, once per cause and interval. */

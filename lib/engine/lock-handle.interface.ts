@@ -11,18 +11,23 @@
  * ```
  */
 export interface LockHandle {
-  /** The lock's name, without the key prefix. */
+  /** The lock's name, without the key prefix; for a lock of several names, its `names` joined with `,`. */
   readonly name: string;
-  /** The store key (prefix included). */
+  /** The store key (prefix included); for a lock of several names, their keys joined with `,`. */
   readonly key: string;
+  /** Every name it holds, in canonical order (sorted): `[name]` for a lock of one name. */
+  readonly names: readonly string[];
   /**
    * Strictly greater than every earlier grant's token for this name: pass it
    * to storage that rejects stale writers (see docs/engine.md, "Fencing tokens").
+   * For a lock of several names: the first name's (see `fencingTokens`).
    */
   readonly fencingToken: number;
-  /** Aborts, with a {@link LockLostError} as its `reason`, when the lock is lost while held. */
+  /** The fencing token of each name it holds: `{ [name]: fencingToken }` for a lock of one name. */
+  readonly fencingTokens: Readonly<Record<string, number>>;
+  /** Aborts, with a {@link LockLostError} as its `reason`, when the lock (any of its names) is lost while held. */
   readonly signal: AbortSignal;
-  /** `true` until released or lost. */
+  /** `true` until released or lost (for several names: while every one is held). */
   readonly held: boolean;
   /**
    * Sets the lease to end `ms` from now (default: the lock's `ttl`).

@@ -7,7 +7,8 @@ import type { LockRequest } from './local-waiter.js';
 import type { LockEngine } from './lock-engine.interface.js';
 import type { LockManagerOptions } from './lock-manager-options.interface.js';
 import { callDefaults, resolveCallOptions, type ResolvedCallOptions } from './resolved-call-options.js';
-import { assertCallOptions, assertLockName, assertManagerOptions } from './lock-options.validation.js';
+import { assertCallOptions, assertLockName, assertLockNames, assertManagerOptions, assertSupported } from './lock-options.validation.js';
+import { MultiLockAcquirer } from './multi-lock-acquirer.js';
 import { defaultInstanceId } from './default-instance-id.js';
 import { LockOptionsError, LockReentryError } from '../errors/lock.errors.js';
 import { notAFunctionMessage, onEventThrewLog } from '../errors/lock.messages.js';
@@ -26,6 +27,8 @@ import type { LockInspectOptions, LockInspection } from '../inspection/inspected
 export type { LockManagerOptions } from './lock-manager-options.interface.js';
 
 let nextManagerId = 1;
+/** How a call reads in a message: `withLock("a")`, `withLock(["a","b"])`. */
+const callSite = (method: string, names: string | readonly string[]): string => `${method}(${JSON.stringify(names)})`;
 const asIs = <T>(value: T): T => value;
 /** Each manager's internals, for `lockEngineOf()`. */
 const engines = new WeakMap<LockManager, LockEngine>();
@@ -72,6 +75,8 @@ export class LockManager {
   private readonly context: HeldLockContext;
   private readonly acquirer: LockAcquirer;
   private readonly outcomes: LockOutcomes;
+  /** Takes several names as one lock. */
+  private readonly multi: MultiLockAcquirer;
 
   constructor(options: LockManagerOptions) {
     const { provider, logger, ...rest } = options;
@@ -94,6 +99,13 @@ export class LockManager {
       logStoreFailure: (level, error, line) => this.outcomes.logStoreFailure(level, error, line),
     };
     this.acquirer = new LockAcquirer(this.context, new InstanceOwnerTokens(this.instanceId), rest.localHandOff ?? true);
+    this.multi = new MultiLockAcquirer({
+      managerId: this.id,
+      keyPrefix: this.keyPrefix,
+      outcomes: this.outcomes,
+      request: (name, o, scope) => this.request(name, o, scope),
+      take: (req) => (this.context.observed ? this.outcomes.watch(req, () => this.acquirer.take(req, asIs), asIs) : this.acquirer.take(req, asIs)),
+    });
     engines.set(this, this.engine());
     if (rest.onEvent) this.subscribe(rest.onEvent);
     startTelemetry({ provider, subscribe: (listener) => this.subscribe(listener), heldLocks: () => this.heldLocks() }, rest.telemetry, this.logger);
@@ -101,27 +113,30 @@ export class LockManager {
 
   /**
    * Takes the lock if it is free, else returns `null` at once. Release the
-   * handle yourself (in `finally`).
+   * handle yourself (in `finally`). Several names: all of them, or none.
    * @throws {LockStoreError} when the store fails.
    */
-  async tryAcquire(name: string, options?: Omit<LockCallOptions, 'onHeld' | 'waitTimeout'>): Promise<LockHandle | null> {
-    assertLockName(name, 'tryAcquire()');
-    assertCallOptions(options, `tryAcquire("${name}")`);
-    const req = this.request(name, this.resolve(options), undefined);
+  async tryAcquire(name: string | readonly string[], options?: Omit<LockCallOptions, 'onHeld' | 'waitTimeout'>): Promise<LockHandle | null> {
+    const names = assertLockNames(name, 'tryAcquire()');
+    assertCallOptions(options, callSite('tryAcquire', names));
+    if (typeof names !== 'string') return this.multi.tryAcquire(names, this.resolve(options));
+    const req = this.request(names, this.resolve(options), undefined);
     if (this.context.observed) return this.outcomes.watch(req, () => this.acquirer.take(req, asIs), asIs);
     return this.acquirer.take(req, asIs);
   }
 
   /**
    * Waits (FIFO) for the lock, up to `waitTimeout` ms when given. Release the
-   * handle yourself (in `finally`).
+   * handle yourself (in `finally`). Several names: each in turn, in sorted
+   * order, within one `waitTimeout`.
    * @throws {LockAcquireError} when `waitTimeout` passes first.
    * @throws {LockStoreError} when the store fails.
    */
-  async acquire(name: string, options?: Omit<LockCallOptions, 'onHeld'>): Promise<LockHandle> {
-    assertLockName(name, 'acquire()');
-    assertCallOptions(options, `acquire("${name}")`);
-    const req = this.request(name, { ...this.resolve(options), onHeld: 'wait' }, undefined);
+  async acquire(name: string | readonly string[], options?: Omit<LockCallOptions, 'onHeld'>): Promise<LockHandle> {
+    const names = assertLockNames(name, 'acquire()');
+    assertCallOptions(options, callSite('acquire', names));
+    if (typeof names !== 'string') return this.multi.acquire(names, { ...this.resolve(options), onHeld: 'wait' });
+    const req = this.request(names, { ...this.resolve(options), onHeld: 'wait' }, undefined);
     const started = req.requestedAt;
     if (this.context.observed) {
       return this.outcomes.watch(
@@ -141,19 +156,21 @@ export class LockManager {
   /**
    * Runs `fn` under the lock and returns its result; releases in `finally`.
    * When the lock is held, follows `onHeld`: throws {@link LockAcquireError},
-   * returns `undefined` without running `fn` (`'skip'`), or waits.
+   * returns `undefined` without running `fn` (`'skip'`), or waits. Several
+   * names: all or none, taken in sorted order (see {@link LockHandle.names}).
    *
    * @example
    * ```ts
    * await locks.withLock(`account:${id}`, () => recompute(id), { onHeld: 'wait', waitTimeout: 5_000 });
+   * await locks.withLock([`account:${from}`, `account:${to}`], () => transfer(from, to, amount), { onHeld: 'wait' });
    * ```
    */
-  async withLock<T>(name: string, fn: (lock: LockHandle) => T | Promise<T>, options?: LockCallOptions): Promise<T | undefined> {
-    assertLockName(name, 'withLock()');
-    if (typeof fn !== 'function') throw new LockOptionsError(notAFunctionMessage(`withLock("${name}")`));
-    assertCallOptions(options, `withLock("${name}")`);
+  async withLock<T>(name: string | readonly string[], fn: (lock: LockHandle) => T | Promise<T>, options?: LockCallOptions): Promise<T | undefined> {
+    const names = assertLockNames(name, 'withLock()');
+    if (typeof fn !== 'function') throw new LockOptionsError(notAFunctionMessage(callSite('withLock', names)));
+    assertCallOptions(options, callSite('withLock', names));
     // Awaits only what is a promise: an in-memory store answers at once, and every skipped turn counts.
-    const entering = this.enter(name, this.resolve(options));
+    const entering = this.enter(names, this.resolve(options));
     const entry = isThenable(entering) ? await entering : entering;
     if (!entry) return undefined;
     try {
@@ -167,7 +184,8 @@ export class LockManager {
 
   /**
    * The handle of the lock held by the current call chain: the innermost, or
-   * the one named `name`. `undefined` outside a locked call.
+   * the one that holds `name` (a lock of several names is found by any of
+   * them). `undefined` outside a locked call.
    */
   current(name?: string): LockHandle | undefined {
     const scope = lockScope.getStore();
@@ -268,11 +286,13 @@ export class LockManager {
   }
 
   private request(name: string, options: ResolvedCallOptions, scope: LockRequest['scope']): LockRequest {
+    if (options.limit !== undefined || options.mode !== undefined) assertSupported(this.provider, name, options);
     return { name, key: this.keyPrefix + name, options, wait: options.onHeld === 'wait', scope, requestedAt: now() };
   }
 
   /** Takes the lock for a scoped call (see {@link LockEngine.enter}). */
-  private enter(name: string, options: ResolvedCallOptions): MaybePromise<LockEntry | undefined> {
+  private enter(name: string | readonly string[], options: ResolvedCallOptions): MaybePromise<LockEntry | undefined> {
+    if (typeof name !== 'string') return this.multi.enter(name, options);
     const scope = lockScope.getStore();
     const outer = scope && findInScope(scope, name, this.id);
     if (outer?.held) {

@@ -1,11 +1,23 @@
 import { LockOptionsError } from '../errors/lock.errors.js';
-import { lockNameMessage, objectInNameMessage, optionMessage, unknownOptionMessage } from '../errors/lock.messages.js';
+import {
+  emptyNamesMessage,
+  limitWithSharedMessage,
+  unsupportedLimitMessage,
+  unsupportedSharedMessage,
+  lockNameMessage,
+  objectInNameMessage,
+  optionMessage,
+  unknownOptionMessage,
+} from '../errors/lock.messages.js';
 import type { LockCallOptions } from '../contract/lock-options.interface.js';
 import type { LockManagerOptions } from './lock-manager-options.interface.js';
+import type { ResolvedCallOptions } from './resolved-call-options.js';
+import type { LockProvider } from '../contract/lock-provider.js';
 import { assertTelemetryOptions } from '../telemetry/lock-telemetry-options.validation.js';
 
 const ON_HELD = ['throw', 'skip', 'wait'];
-const CALL_KEYS = new Set(['ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'holdAtLeast', 'reentrant', 'failOpen', 'signal', 'label']);
+const MODES = ['shared', 'exclusive'];
+const CALL_KEYS = new Set(['ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'holdAtLeast', 'reentrant', 'failOpen', 'limit', 'mode', 'signal', 'label']);
 /** The defaults a manager takes (and `LockModule.forRoot()` with them). @internal */
 export const DEFAULTS_KEYS = ['keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'localHandOff', 'instanceId', 'telemetry'] as const;
 const MANAGER_KEYS = new Set<string>(DEFAULTS_KEYS);
@@ -16,6 +28,19 @@ export function assertLockName(name: unknown, where: string): string {
   // `order:${dto}` with an object: every call would share one lock.
   if (name.includes('[object ')) throw new LockOptionsError(objectInNameMessage(where, name));
   return name;
+}
+
+/**
+ * Checks one lock name or a list of them; returns the name, or the list in
+ * its canonical order (sorted, duplicates collapsed; one name left: that
+ * name). `where` says where the names came from, for the message.
+ */
+export function assertLockNames(names: unknown, where: string): string | readonly string[] {
+  if (!Array.isArray(names)) return assertLockName(names, where);
+  if (names.length === 0) throw new LockOptionsError(emptyNamesMessage(where));
+  for (let i = 0; i < names.length; i++) assertLockName(names[i], `${where} (names[${i}])`);
+  const sorted = [...new Set(names as string[])].sort();
+  return sorted.length === 1 ? sorted[0] : sorted;
 }
 
 /** Checks a duration in ms (absent is fine). @internal */
@@ -52,6 +77,27 @@ function assertOnHeld(value: unknown, where: string): void {
   }
 }
 
+/** Checks `limit` (an integer >= 1) and `mode`, and that a shared lock has no limit. */
+function assertLimitAndMode(limit: unknown, mode: unknown, where: string): void {
+  if (limit !== undefined && !(typeof limit === 'number' && Number.isInteger(limit) && limit >= 1)) {
+    throw new LockOptionsError(optionMessage(where, 'limit', 'an integer >= 1', limit));
+  }
+  if (mode !== undefined && (typeof mode !== 'string' || !MODES.includes(mode))) {
+    throw new LockOptionsError(optionMessage(where, 'mode', "'shared' or 'exclusive'", mode));
+  }
+  if (limit !== undefined && mode === 'shared') throw new LockOptionsError(limitWithSharedMessage(where, limit));
+}
+
+/** Refuses a semaphore or a shared lock on a store whose `supports` lacks it (it would take a plain lock instead). @internal */
+export function assertSupported(provider: LockProvider, name: string, options: ResolvedCallOptions): void {
+  if (options.limit !== undefined && provider.supports?.limit !== true) {
+    throw new LockOptionsError(unsupportedLimitMessage(name, provider.kind, options.limit), { lockName: name });
+  }
+  if (options.mode === 'shared' && provider.supports?.shared !== true) {
+    throw new LockOptionsError(unsupportedSharedMessage(name, provider.kind), { lockName: name });
+  }
+}
+
 /** Checks per-call options (`@Locked`, `withLock`, `acquire`, `tryAcquire`). */
 export function assertCallOptions(options: unknown, where: string): asserts options is LockCallOptions | undefined {
   if (options === undefined) return;
@@ -64,6 +110,7 @@ export function assertCallOptions(options: unknown, where: string): asserts opti
   assertBoolean(o.renew, 'renew', where);
   assertBoolean(o.reentrant, 'reentrant', where);
   assertBoolean(o.failOpen, 'failOpen', where);
+  assertLimitAndMode(o.limit, o.mode, where);
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
     throw new LockOptionsError(optionMessage(where, 'signal', 'an AbortSignal', o.signal));
   }

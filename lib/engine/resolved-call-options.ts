@@ -1,4 +1,4 @@
-import type { LockCallOptions, OnHeld } from '../contract/lock-options.interface.js';
+import type { LockCallOptions, LockMode, OnHeld } from '../contract/lock-options.interface.js';
 import type { LockManagerOptions } from './lock-manager-options.interface.js';
 import { DEFAULT_TTL } from '../contract/lock.constants.js';
 
@@ -12,6 +12,10 @@ export interface ResolvedCallOptions {
   holdAtLeast?: number;
   reentrant: boolean;
   failOpen: boolean;
+  /** A semaphore's permits; absent for 1 (a plain lock), so that only stores that support it see it. */
+  limit?: number;
+  /** `'shared'` for a read lock; absent for exclusive (the default). */
+  mode?: LockMode;
   signal?: AbortSignal;
   /** Name this instance in the owner token, so that the store's `holder()` can tell who holds the lock (leader election). */
   instanceId?: string;
@@ -43,6 +47,8 @@ export function resolveCallOptions(d: ResolvedCallOptions, options: LockCallOpti
     holdAtLeast: options.holdAtLeast,
     reentrant: options.reentrant ?? false,
     failOpen: options.failOpen ?? false,
+    limit: options.limit !== undefined && options.limit > 1 ? options.limit : undefined,
+    mode: options.mode === 'shared' ? 'shared' : undefined,
     signal: options.signal,
     label: options.label,
   };

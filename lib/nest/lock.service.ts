@@ -64,40 +64,44 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
 
   /**
    * Takes the lock if it is free, else returns `null` at once. Release the
-   * handle yourself (in `finally`).
+   * handle yourself (in `finally`). Several names: all of them, or none.
    * @throws {LockStoreError} when the store fails.
    */
-  tryAcquire(name: string, options?: Omit<LockCallOptions, 'onHeld' | 'waitTimeout'>): Promise<LockHandle | null> {
+  tryAcquire(name: string | readonly string[], options?: Omit<LockCallOptions, 'onHeld' | 'waitTimeout'>): Promise<LockHandle | null> {
     return this.manager.tryAcquire(name, options);
   }
 
   /**
    * Waits (FIFO) for the lock, up to `waitTimeout` ms when given. Release the
-   * handle yourself (in `finally`).
+   * handle yourself (in `finally`). Several names: each in turn, in sorted
+   * order, within one `waitTimeout`.
    * @throws {LockAcquireError} when `waitTimeout` passes first.
    * @throws {LockStoreError} when the store fails.
    */
-  acquire(name: string, options?: Omit<LockCallOptions, 'onHeld'>): Promise<LockHandle> {
+  acquire(name: string | readonly string[], options?: Omit<LockCallOptions, 'onHeld'>): Promise<LockHandle> {
     return this.manager.acquire(name, options);
   }
 
   /**
    * Runs `fn` under the lock and returns its result; releases in `finally`.
    * When the lock is held, follows `onHeld`: throws {@link LockAcquireError},
-   * returns `undefined` without running `fn` (`'skip'`), or waits.
+   * returns `undefined` without running `fn` (`'skip'`), or waits. Several
+   * names: all or none, taken in sorted order (see {@link LockHandle.names}).
    *
    * @example
    * ```ts
    * await locks.withLock(`account:${id}`, () => recompute(id), { onHeld: 'wait', waitTimeout: 5_000 });
+   * await locks.withLock([`account:${from}`, `account:${to}`], () => transfer(from, to, amount), { onHeld: 'wait' });
    * ```
    */
-  withLock<T>(name: string, fn: (lock: LockHandle) => T | Promise<T>, options?: LockCallOptions): Promise<T | undefined> {
+  withLock<T>(name: string | readonly string[], fn: (lock: LockHandle) => T | Promise<T>, options?: LockCallOptions): Promise<T | undefined> {
     return this.manager.withLock(name, fn, options);
   }
 
   /**
    * The handle of the lock held by the current call chain: the innermost, or
-   * the one named `name`. `undefined` outside a locked call.
+   * the one that holds `name` (a lock of several names is found by any of
+   * them). `undefined` outside a locked call.
    */
   current(name?: string): LockHandle | undefined {
     return this.manager.current(name);

@@ -8,7 +8,8 @@ import { scheduledFailOpenLog, scheduledShutdownLog, scheduledSkippedLog } from 
 
 /** How a decorated method is to be locked. @internal */
 export interface LockedInvocation {
-  readonly name: string;
+  /** The lock name, or several (canonical order). */
+  readonly name: string | readonly string[];
   readonly options: ResolvedCallOptions;
   /** A `@Cron`/`@Interval`/`@Timeout` task: store failures skip the tick (or run it with `failOpen`). */
   readonly scheduled: boolean;
@@ -83,16 +84,16 @@ async function enterScheduled(engine: LockEngine, lock: LockedInvocation): Promi
   } catch (err) {
     if (engine.closing) {
       // A tick that raced the application's shutdown: nothing to run, nothing to report.
-      engine.logger.debug(scheduledShutdownLog(lock.name));
+      engine.logger.debug(scheduledShutdownLog(String(lock.name)));
       return undefined;
     }
     if (!(err instanceof LockStoreError)) throw err;
     if (lock.options.failOpen) {
-      engine.logStoreFailure('warn', err, scheduledFailOpenLog(lock.name, err.message));
+      engine.logStoreFailure('warn', err, scheduledFailOpenLog(String(lock.name), err.message));
       return RUN_UNLOCKED;
     }
-    engine.logStoreFailure('error', err, scheduledSkippedLog(lock.name, err.message));
-    engine.emit({ type: 'skipped', name: lock.name, reason: 'store-error' });
+    engine.logStoreFailure('error', err, scheduledSkippedLog(String(lock.name), err.message));
+    engine.emit({ type: 'skipped', name: String(lock.name), reason: 'store-error' });
     return undefined;
   }
 }

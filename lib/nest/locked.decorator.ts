@@ -11,20 +11,20 @@ import {
   suspiciousNameLog,
 } from '../errors/lock.messages.js';
 import type { LockCallOptions } from '../contract/lock-options.interface.js';
-import { assertCallOptions, assertLockName } from '../engine/lock-options.validation.js';
+import { assertCallOptions, assertLockNames } from '../engine/lock-options.validation.js';
 import { LockService, lockManagerOf } from './lock.service.js';
 import { invokeLocked, type LockedInvocation } from './locked-invocation.js';
 import { lockEngineOf } from '../engine/lock-manager.js';
 import type { LockEngine } from '../engine/lock-engine.interface.js';
 
-/** A lock name computed from the method's own arguments (after pipes, in a controller). */
+/** A lock name (or several: all or none) computed from the method's own arguments (after pipes, in a controller). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a name function takes the method's own typed arguments; unknown[] would refuse them
-export type LockNameFactory = (...args: any[]) => string;
+export type LockNameFactory = (...args: any[]) => string | readonly string[];
 
 /** Options of {@link Locked}. */
 export interface LockedOptions extends Omit<LockCallOptions, 'signal'> {
-  /** The lock name, or a function of the method's arguments. Default: `ClassName.methodName`. */
-  name?: string | LockNameFactory;
+  /** The lock name, several names (all or none), or a function of the method's arguments. Default: `ClassName.methodName`. */
+  name?: string | readonly string[] | LockNameFactory;
 }
 
 const SCHEDULER_TYPE = 'SCHEDULER_TYPE'; // @nestjs/schedule's metadata key on @Cron/@Interval/@Timeout methods
@@ -57,7 +57,9 @@ const logger = new Logger('LockService');
  * return an Observable holds it until the stream ends). When the lock is
  * held, follows `onHeld`: `'throw'` ({@link LockAcquireError}; 409 with
  * {@link LockExceptionFilter}), `'skip'` (returns `undefined`; the default
- * for `@Cron`/`@Interval`/`@Timeout`) or `'wait'`. Keeps other decorators' metadata.
+ * for `@Cron`/`@Interval`/`@Timeout`) or `'wait'`. A name (or name function)
+ * may give several names: all are taken, in sorted order, or none. Keeps
+ * other decorators' metadata.
  *
  * @example
  * ```ts
@@ -72,14 +74,17 @@ const logger = new Logger('LockService');
  * @Cron('0 3 * * *')
  * @Locked({ name: 'nightly-digest', holdAtLeast: 60_000 })
  * digest() { ... }
+ *
+ * @Locked((t: TransferDto) => [`account:${t.from}`, `account:${t.to}`], { onHeld: 'wait' })
+ * transfer(t: TransferDto) { ... }
  * ```
  */
-export function Locked(name?: string | LockNameFactory | LockedOptions, options?: Omit<LockedOptions, 'name'>): MethodDecorator {
+export function Locked(name?: string | readonly string[] | LockNameFactory | LockedOptions, options?: Omit<LockedOptions, 'name'>): MethodDecorator {
   const merged: LockedOptions =
-    name === undefined || typeof name === 'string' || typeof name === 'function'
-      ? { ...options, name }
+    name === undefined || typeof name === 'string' || typeof name === 'function' || Array.isArray(name)
+      ? { ...options, name: name as LockedOptions['name'] }
       : (name as LockedOptions) !== null && typeof name === 'object' && options === undefined
-        ? { ...name }
+        ? { ...(name as LockedOptions) }
         : invalidArguments(name, options);
 
   return (target: object, propertyKey: string | symbol, descriptor: PropertyDescriptor): PropertyDescriptor => {
@@ -91,14 +96,15 @@ export function Locked(name?: string | LockNameFactory | LockedOptions, options?
     if (typeof target === 'function') {
       throw new LockOptionsError(staticMethodMessage(where));
     }
-    const { name: lockName = `${className}.${String(propertyKey)}`, ...callOptions } = merged;
-    if (typeof lockName !== 'function') assertLockName(lockName, where);
+    const { name: given = `${className}.${String(propertyKey)}`, ...callOptions } = merged;
+    // A static name list in its canonical order (sorted, without duplicates), once.
+    const lockName = typeof given === 'function' ? given : assertLockNames(given, where);
     assertCallOptions(callOptions, where);
     const LOCK_SERVICE = serviceKey(target, className, String(propertyKey));
     /** Whether this method's names were already found suspicious (warned once per method). */
     let warned = typeof lockName === 'function' ? false : warnSuspicious(lockName, where);
     // Metrics and traces name the lock by its template, not by names that carry ids.
-    callOptions.label ??= typeof lockName === 'function' ? `${className}.${String(propertyKey)}` : lockName;
+    callOptions.label ??= typeof lockName === 'function' ? `${className}.${String(propertyKey)}` : String(lockName);
 
     const original = descriptor.value as (...args: unknown[]) => unknown;
     const observable = Reflect.getMetadata?.('design:returntype', target, propertyKey) === Observable;
@@ -110,7 +116,7 @@ export function Locked(name?: string | LockNameFactory | LockedOptions, options?
         const error = new LockOptionsError(noLockServiceMessage(where));
         return observable ? new Observable((s) => s.error(error)) : Promise.reject(error);
       }
-      let name: string;
+      let name: string | readonly string[];
       try {
         name = typeof lockName === 'function' ? nameFrom(lockName, args, where) : lockName;
       } catch (err) {
@@ -142,22 +148,25 @@ export function Locked(name?: string | LockNameFactory | LockedOptions, options?
   };
 }
 
-function nameFrom(factory: LockNameFactory, args: unknown[], where: string): string {
+function nameFrom(factory: LockNameFactory, args: unknown[], where: string): string | readonly string[] {
   let name: unknown;
   try {
     name = factory(...args);
   } catch (err) {
     throw new LockOptionsError(nameFunctionThrewMessage(where, err instanceof Error ? err.message : String(err)), { cause: err });
   }
-  return assertLockName(name, `${where} (name function)`);
+  return assertLockNames(name, `${where} (name function)`);
 }
 
-/** Warns (through Nest's Logger) when `name` has an `undefined`/`null`/`NaN` segment; returns whether it did. */
-function warnSuspicious(name: string, where: string): boolean {
-  const m = SUSPICIOUS_SEGMENT.exec(name);
-  if (m === null) return false;
-  logger.warn(suspiciousNameLog(where, name, m[1]));
-  return true;
+/** Warns (through Nest's Logger) when a name has an `undefined`/`null`/`NaN` segment; returns whether it did. */
+function warnSuspicious(names: string | readonly string[], where: string): boolean {
+  for (const name of typeof names === 'string' ? [names] : names) {
+    const m = SUSPICIOUS_SEGMENT.exec(name);
+    if (m === null) continue;
+    logger.warn(suspiciousNameLog(where, name, m[1]));
+    return true;
+  }
+  return false;
 }
 
 function invalidArguments(name: unknown, options: unknown): never {

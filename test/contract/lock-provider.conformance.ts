@@ -10,7 +10,7 @@
  * Keys are unique per test, so suites can share a store.
  */
 import { randomBytes } from 'node:crypto';
-import type { LockProvider } from '../../lib/index.js';
+import { LockOptionsError, type LockAcquireRequest, type LockGrant, type LockProvider } from '../../lib/index.js';
 import { ownerTokenFor } from '../../lib/shared/owner-token.js';
 import { sleep } from '../support/sleep.js';
 
@@ -25,9 +25,19 @@ export interface ConformanceTarget {
   cleanup?: () => Promise<void>;
 }
 
+/** How much of the contract a store keeps. */
+export interface ConformanceOptions {
+  /**
+   * Run the semaphore (`limit`) and read/write (`mode: 'shared'`) cases.
+   * Default `true`: every built-in store must declare `supports` with both
+   * and pass them; only a store that does not declare them passes `false`.
+   */
+  limitAndShared?: boolean;
+}
+
 const token = () => randomBytes(16).toString('hex');
 
-export function describeLockProviderConformance(label: string, create: () => Promise<ConformanceTarget>): void {
+export function describeLockProviderConformance(label: string, create: () => Promise<ConformanceTarget>, options: ConformanceOptions = {}): void {
   describe(`LockProvider conformance: ${label}`, () => {
     let target: ConformanceTarget;
     let p: LockProvider;
@@ -375,6 +385,326 @@ export function describeLockProviderConformance(label: string, create: () => Pro
       expect(seen.sort()).toEqual([...keys].sort());
       for (const k of keys) await p.release(k, `o-${k}`);
     });
+
+    if (options.limitAndShared !== false) {
+      describe('semaphores (limit) and read/write locks (mode)', () => {
+        /** Every built-in store keeps these: a store without `supports` fails here, clearly, rather than skipping. */
+        const acq = (owner: string, o: Partial<LockAcquireRequest> = {}, q: LockProvider = p) => {
+          if (!q.supports?.limit || !q.supports?.shared)
+            throw new Error(
+              `${label} does not declare supports: { limit: true, shared: true }; every built-in store must keep semaphores and read/write locks`,
+            );
+          return q.acquire({ key, owner, ttl: 30_000, wait: false, ...o });
+        };
+        const shared = { mode: 'shared' } as const;
+        /** A wait whose outcome the test can look at before it ends. */
+        const waitFor = (owner: string, o: Partial<LockAcquireRequest> = {}, q: LockProvider = p) => {
+          const w = { done: false, grant: undefined as LockGrant | null | undefined, promise: undefined as unknown as Promise<LockGrant | null> };
+          w.promise = Promise.resolve(acq(owner, { wait: true, waitTimeout: 15_000, ...o }, q)).then((g) => {
+            w.done = true;
+            w.grant = g;
+            return g;
+          });
+          return w;
+        };
+        const rejection = async (send: () => unknown): Promise<Error> => {
+          try {
+            await send();
+          } catch (err) {
+            return err as Error;
+          }
+          throw new Error('expected a LockOptionsError, the call succeeded');
+        };
+
+        test('the store declares supports.limit and supports.shared', () => {
+          expect(p.supports).toMatchObject({ limit: true, shared: true });
+        });
+
+        test('a semaphore of limit N admits N holders and never N+1 (try and wait)', async () => {
+          for (const o of ['a', 'b', 'c']) expect(await acq(o, { limit: 3 })).not.toBeNull();
+          expect(await acq('d', { limit: 3 })).toBeNull();
+          expect(await acq('d', { limit: 3, wait: true, waitTimeout: 300 })).toBeNull();
+          expect(await p.release(key, 'b')).toBe(true);
+          expect(await acq('d', { limit: 3 })).not.toBeNull();
+          expect(await acq('e', { limit: 3 })).toBeNull();
+        });
+
+        test('a released permit admits exactly one waiter, woken by the release (long before any lease ends)', async () => {
+          expect(await acq('a', { limit: 2 })).not.toBeNull();
+          expect(await acq('b', { limit: 2 })).not.toBeNull();
+          const w1 = waitFor('w1', { limit: 2 });
+          await sleep(100);
+          const w2 = waitFor('w2', { limit: 2 });
+          await sleep(300);
+          expect([w1.done, w2.done]).toEqual([false, false]);
+          const started = Date.now();
+          expect(await p.release(key, 'a')).toBe(true);
+          expect(await w1.promise).not.toBeNull();
+          expect(Date.now() - started).toBeLessThan(5_000);
+          await sleep(300);
+          expect(w2.done).toBe(false);
+          expect(await acq('late', { limit: 2 })).toBeNull(); // full, and w2 is queued
+          expect(await p.release(key, 'b')).toBe(true);
+          expect(await w2.promise).not.toBeNull();
+          expect(await p.extend(key, 'w1', 30_000)).toBe(true);
+          expect(await p.extend(key, 'w2', 30_000)).toBe(true);
+        });
+
+        test("a holder's lease ending returns its permit; the other holder keeps its own", async () => {
+          expect(await acq('short', { limit: 2, ttl: 400 })).not.toBeNull();
+          expect(await acq('long', { limit: 2 })).not.toBeNull();
+          expect(await acq('c', { limit: 2 })).toBeNull();
+          const started = Date.now();
+          const g = await acq('w', { limit: 2, wait: true, waitTimeout: 10_000 });
+          expect(g).not.toBeNull();
+          expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+          expect(Date.now() - started).toBeLessThan(8_000);
+          expect(await p.extend(key, 'long', 30_000)).toBe(true);
+          expect(await p.extend(key, 'short', 30_000)).toBe(false);
+          expect(await p.release(key, 'short')).toBe(false);
+          expect(await acq('c', { limit: 2 })).toBeNull();
+        });
+
+        test('release and extend are owner-checked per holder', async () => {
+          expect(await acq('a', { limit: 3 })).not.toBeNull();
+          expect(await acq('b', { limit: 3 })).not.toBeNull();
+          expect(await p.release(key, 'x')).toBe(false);
+          expect(await p.extend(key, 'x', 30_000)).toBe(false);
+          expect(await p.release(key, 'a')).toBe(true);
+          expect(await p.release(key, 'a')).toBe(false);
+          expect(await p.extend(key, 'a', 30_000)).toBe(false);
+          expect(await p.extend(key, 'b', 30_000)).toBe(true);
+          expect(await acq('c', { limit: 3 })).not.toBeNull();
+          expect(await acq('d', { limit: 3 })).not.toBeNull();
+          expect(await acq('e', { limit: 3 })).toBeNull();
+          // Readers too: each frees only itself.
+          const k2 = `${key}:rw`;
+          expect(await acq('r1', { ...shared, key: k2 })).not.toBeNull();
+          expect(await acq('r2', { ...shared, key: k2 })).not.toBeNull();
+          expect(await p.release(k2, 'r1')).toBe(true);
+          expect(await p.extend(k2, 'r1', 30_000)).toBe(false);
+          expect(await p.extend(k2, 'r2', 30_000)).toBe(true);
+          expect(await acq('w', { key: k2 })).toBeNull();
+        });
+
+        test('an exclusive request with another limit throws LockOptionsError naming both, while the key is held and while it is only awaited', async () => {
+          expect(await acq('a', { limit: 2 })).not.toBeNull();
+          for (const o of [{ limit: 3 }, {}, { limit: 3, wait: true, waitTimeout: 1_000 }]) {
+            const err = await rejection(() => acq('b', o));
+            expect(err).toBeInstanceOf(LockOptionsError);
+            expect(err.message).toContain(key);
+            expect(err.message).toMatch(/\b2\b/);
+            expect(err.message).toMatch(o.limit === 3 ? /\b3\b/ : /\b1\b/);
+            expect(err.message).toMatch(/same limit/i);
+          }
+          expect(await acq('b', { limit: 2 })).not.toBeNull(); // the refused calls took nothing
+          // Only awaited: readers hold, a writer of limit 2 waits.
+          const k2 = `${key}:awaited`;
+          expect(await acq('r', { ...shared, key: k2 })).not.toBeNull();
+          const w = waitFor('w', { key: k2, limit: 2 });
+          await sleep(200);
+          const err = await rejection(() => acq('x', { key: k2, limit: 3 }));
+          expect(err).toBeInstanceOf(LockOptionsError);
+          expect(err.message).toMatch(/\b2\b/);
+          expect(err.message).toMatch(/\b3\b/);
+          expect(await acq('r2', { ...shared, key: k2 })).toBeNull(); // shared carries no limit: no error, queued behind the writer
+          expect(await p.release(k2, 'r')).toBe(true);
+          expect(await w.promise).not.toBeNull();
+        });
+
+        test('shared holders hold together; plain and exclusive requests are refused while any remains, and shared ones while an exclusive holds', async () => {
+          expect(await acq('r1', shared)).not.toBeNull();
+          expect(await acq('r2', shared)).not.toBeNull();
+          expect(await acq('plain')).toBeNull();
+          expect(await acq('sem', { limit: 2 })).toBeNull();
+          expect(await p.release(key, 'r1')).toBe(true);
+          expect(await acq('plain')).toBeNull();
+          expect(await p.release(key, 'r2')).toBe(true);
+          expect(await acq('plain')).not.toBeNull(); // a plain lock is the write lock
+          expect(await acq('r3', shared)).toBeNull();
+          expect(await p.release(key, 'plain')).toBe(true);
+          expect(await acq('s1', { limit: 2 })).not.toBeNull();
+          expect(await acq('r3', shared)).toBeNull(); // a semaphore permit is exclusive too
+        });
+
+        test('a queued exclusive waiter is not overtaken by later shared callers (no writer starvation)', async () => {
+          expect(await acq('r1', shared)).not.toBeNull();
+          const w = waitFor('writer');
+          await sleep(200);
+          expect(await acq('r2', shared)).toBeNull();
+          const r3 = waitFor('r3', shared);
+          await sleep(200);
+          expect(await p.release(key, 'r1')).toBe(true);
+          expect(await w.promise).not.toBeNull();
+          await sleep(200);
+          expect(r3.done).toBe(false);
+          expect(await p.release(key, 'writer')).toBe(true);
+          expect(await r3.promise).not.toBeNull();
+        });
+
+        test('consecutive shared waiters at the head enter together on an exclusive release; the writer behind them waits for both', async () => {
+          expect(await acq('x')).not.toBeNull();
+          const r1 = waitFor('r1', shared);
+          await sleep(100);
+          const r2 = waitFor('r2', shared);
+          await sleep(100);
+          const w = waitFor('w');
+          await sleep(100);
+          const r3 = waitFor('r3', shared);
+          await sleep(200);
+          expect(await p.release(key, 'x')).toBe(true);
+          expect(await r1.promise).not.toBeNull();
+          expect(await r2.promise).not.toBeNull();
+          await sleep(200);
+          expect([w.done, r3.done]).toEqual([false, false]);
+          expect(await p.release(key, 'r1')).toBe(true);
+          await sleep(200);
+          expect(w.done).toBe(false);
+          expect(await p.release(key, 'r2')).toBe(true);
+          expect(await w.promise).not.toBeNull();
+          await sleep(200);
+          expect(r3.done).toBe(false);
+          expect(await p.release(key, 'w')).toBe(true);
+          expect(await r3.promise).not.toBeNull();
+        });
+
+        test('fencing tokens strictly increase across modes and permits', async () => {
+          const phases: number[][] = [];
+          const grant = async (g: Promise<LockGrant | null> | LockGrant | null) => (await g)!.fencingToken;
+          phases.push([await grant(acq('r1', shared)), await grant(acq('r2', shared))]);
+          await p.release(key, 'r1');
+          await p.release(key, 'r2');
+          phases.push([await grant(acq('plain'))]);
+          await p.release(key, 'plain');
+          phases.push([await grant(acq('s1', { limit: 2 })), await grant(acq('s2', { limit: 2 }))]);
+          const sw = waitFor('s3', { limit: 2 });
+          await sleep(100);
+          await p.release(key, 's1');
+          phases.push([await grant(sw.promise)]);
+          await p.release(key, 's2');
+          await p.release(key, 's3');
+          expect(await acq('x')).not.toBeNull();
+          const r3 = waitFor('r3', shared);
+          const r4 = waitFor('r4', shared);
+          await sleep(200);
+          await p.release(key, 'x');
+          phases.push([await grant(r3.promise), await grant(r4.promise)]);
+          const flat = phases.flat();
+          expect(new Set(flat).size).toBe(flat.length);
+          for (let i = 1; i < phases.length; i++) expect(Math.min(...phases[i])).toBeGreaterThan(Math.max(...phases[i - 1]));
+          expect(phases[0][1]).toBeGreaterThan(phases[0][0]);
+          expect(phases[2][1]).toBeGreaterThan(phases[2][0]);
+        });
+
+        test('a wait that times out or is aborted leaves the queue, and the compatible waiters behind it enter at once', async () => {
+          // Readers hold; a writer waits in front of a reader; the writer gives up: the reader joins the holders.
+          for (const how of ['timeout', 'abort'] as const) {
+            const k = `${key}:${how}`;
+            const ac = new AbortController();
+            expect(await acq('r1', { ...shared, key: k })).not.toBeNull();
+            const w = waitFor('w', how === 'timeout' ? { key: k, waitTimeout: 500 } : { key: k, signal: ac.signal });
+            await sleep(100);
+            const r2 = waitFor('r2', { ...shared, key: k });
+            await sleep(100);
+            if (how === 'abort') setTimeout(() => ac.abort(), 300);
+            expect(await w.promise).toBeNull();
+            expect(await r2.promise).not.toBeNull();
+            expect(await p.extend(k, 'r1', 30_000)).toBe(true); // the reader that held all along still holds
+          }
+          // A semaphore: the waiter that gave up is skipped by the next release.
+          const k = `${key}:sem`;
+          expect(await acq('a', { key: k, limit: 1 })).not.toBeNull();
+          const gaveUp = waitFor('gave-up', { key: k, limit: 1, waitTimeout: 300 });
+          await sleep(100);
+          const next = waitFor('next', { key: k, limit: 1 });
+          expect(await gaveUp.promise).toBeNull();
+          await p.release(k, 'a');
+          expect(await next.promise).not.toBeNull();
+          expect(await p.extend(k, 'gave-up', 30_000)).toBe(false);
+        });
+
+        test('many concurrent callers of a semaphore and of a read/write name: never more inside than allowed, each once', async () => {
+          let inside = 0;
+          let maxInside = 0;
+          await Promise.all(
+            Array.from({ length: 10 }, async (_, i) => {
+              const g = await acq(`c${i}`, { limit: 3, wait: true, waitTimeout: 20_000 });
+              expect(g).not.toBeNull();
+              maxInside = Math.max(maxInside, ++inside);
+              await sleep(20);
+              inside--;
+              expect(await p.release(key, `c${i}`)).toBe(true);
+            }),
+          );
+          expect(maxInside).toBe(3);
+          const k = `${key}:rw`;
+          let readers = 0;
+          let writers = 0;
+          const broken: string[] = [];
+          await Promise.all(
+            Array.from({ length: 10 }, async (_, i) => {
+              const write = i % 3 === 0;
+              const g = await acq(`m${i}`, { key: k, wait: true, waitTimeout: 20_000, ...(write ? {} : shared) });
+              expect(g).not.toBeNull();
+              if (write) writers++;
+              else readers++;
+              if (writers > 1 || (writers === 1 && readers > 0)) broken.push(`m${i}: ${writers} writers, ${readers} readers`);
+              await sleep(20);
+              if (write) writers--;
+              else readers--;
+              expect(await p.release(k, `m${i}`)).toBe(true);
+            }),
+          );
+          expect(broken).toEqual([]);
+        });
+
+        test('inspect lists one entry per holder, with its mode and permits', async () => {
+          const prefix = `${key}:`;
+          for (const o of ['a', 'b']) expect(await acq(o, { key: `${prefix}sem`, limit: 3 })).not.toBeNull();
+          for (const o of ['r1', 'r2', 'r3']) expect(await acq(o, { ...shared, key: `${prefix}rw` })).not.toBeNull();
+          expect(await acq('p', { key: `${prefix}plain` })).not.toBeNull();
+          const w = waitFor('w', { key: `${prefix}rw` });
+          await sleep(300);
+          const { locks } = await p.inspect!({ prefix, limit: 100 });
+          const view = locks.map((l) => `${l.key.slice(prefix.length)} ${l.owner} ${l.mode ?? 'exclusive'} ${l.permits} ${l.waiters}`).sort();
+          expect(view).toEqual([
+            'plain p exclusive 1 0',
+            'rw r1 shared 1 1',
+            'rw r2 shared 1 1',
+            'rw r3 shared 1 1',
+            'sem a exclusive 3 0',
+            'sem b exclusive 3 0',
+          ]);
+          for (const l of locks) expect(l.remainingMs).toBeGreaterThan(10_000);
+          for (const o of ['r1', 'r2', 'r3']) expect(await p.release(`${prefix}rw`, o)).toBe(true);
+          expect(await w.promise).not.toBeNull();
+          const after = (await p.inspect!({ prefix: `${prefix}rw`, limit: 100 })).locks;
+          expect(after.map((l) => [l.owner, l.mode ?? 'exclusive', l.waiters])).toEqual([['w', 'exclusive', 0]]);
+        });
+
+        test('the peer (another connection) sees the same permits, readers and limit, and its waiter is woken by a release here', async () => {
+          const q = target.peer ?? p;
+          expect(await acq('a', { limit: 2 })).not.toBeNull();
+          expect(await acq('b', { limit: 2 }, q)).not.toBeNull();
+          expect(await acq('c', { limit: 2 }, q)).toBeNull();
+          expect(await rejection(() => acq('c', { limit: 5 }, q))).toBeInstanceOf(LockOptionsError);
+          const w = waitFor('w', { limit: 2 }, q);
+          await sleep(200);
+          const started = Date.now();
+          expect(await p.release(key, 'a')).toBe(true);
+          expect(await w.promise).not.toBeNull();
+          expect(Date.now() - started).toBeLessThan(5_000);
+          expect(await p.release(key, 'b')).toBe(true); // released here, taken there: one key
+          const k = `${key}:rw`;
+          expect(await acq('r1', { ...shared, key: k })).not.toBeNull();
+          expect(await acq('r2', { ...shared, key: k }, q)).not.toBeNull();
+          expect(await acq('x', { key: k }, q)).toBeNull();
+          expect(await p.release(k, 'r2')).toBe(true);
+          expect(await q.release(k, 'r1')).toBe(true);
+          expect(await acq('x', { key: k }, q)).not.toBeNull();
+        });
+      });
+    }
 
     test('ping answers with a round-trip time', async () => {
       const ms = await p.ping();

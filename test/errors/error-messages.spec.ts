@@ -9,6 +9,7 @@ import { Test } from '@nestjs/testing';
 import { InMemoryLockProvider, LockError, LockManager, LockModule, LockOptionsError, LockStoreError, Locked } from '../../lib/index.js';
 import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
+import { MinimalLockProvider } from '../support/minimal-lock-provider.js';
 
 /** Words that tell a user what to do next. */
 const ACTION = /\b(must|use|set|pass|import|check|retry|raise|create|grant|install|release|call|give|fix|make|move|build|stop|leave|add)\b/i;
@@ -124,6 +125,24 @@ const cases: Array<[what: string, run: () => unknown, subject: RegExp, type: new
     },
     /PostgreSQL lock provider is closed/,
     LockStoreError,
+  ],
+  [
+    'a limit with a shared mode',
+    () => new LockManager({ provider: new InMemoryLockProvider() }).withLock('job', () => 1, { limit: 3, mode: 'shared' }),
+    /withLock\("job"\): limit \(3\)/,
+    LockOptionsError,
+  ],
+  [
+    'a semaphore on a store that cannot take one',
+    () => new LockManager({ provider: new MinimalLockProvider('custom') }).withLock('job', () => 1, { limit: 3 }),
+    /Lock "job": the "custom" store/,
+    LockOptionsError,
+  ],
+  [
+    'a shared lock on a store that cannot take one',
+    () => new LockManager({ provider: new MinimalLockProvider('custom') }).withLock('job', () => 1, { mode: 'shared' }),
+    /Lock "job": the "custom" store/,
+    LockOptionsError,
   ],
 ];
 

@@ -1,35 +1,28 @@
-import { LockError } from '../../errors/lock.errors.js';
-import { holdConflictMessage } from '../../errors/lock.messages.js';
+import { LockError, LockOptionsError } from '../../errors/lock.errors.js';
+import { holdConflictMessage, limitMismatchMessage, optionMessage } from '../../errors/lock.messages.js';
+import { KeyState, type Holder, type Waiter } from './key-state.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from '../../contract/lock-provider.js';
 import { ownerTokenFor } from '../../shared/owner-token.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { now } from '../../shared/clock.js';
+import type { LockMode } from '../../contract/lock-options.interface.js';
 import { isThenable, type LockExtension } from '../../contract/lock-provider.js';
 
-interface Waiter {
-  readonly owner: string;
-  readonly ttl: number;
-  readonly resolve: (grant: LockGrant | null) => void;
-  timer?: ReturnType<typeof setTimeout>;
-  signal?: AbortSignal;
-  onAbort?: () => void;
-}
-
-interface Entry {
-  owner: string | undefined;
-  expiresAt: number;
-  /** The holder's fencing token and grant time (for `inspect`). */
-  fencingToken: number;
-  grantedAt: number;
-  readonly waiters: Waiter[];
-  /**
-   * Wakes the head waiter when a holder's lease runs out; armed only while
-   * someone waits, and not unref'd: that waiter's grant depends on it.
-   */
-  expiry?: ReturnType<typeof setTimeout>;
-}
-
 const MAX_TIMER = 2 ** 31 - 1;
+
+/** What {@link InMemoryLockProvider.hold} may be told besides the name. */
+export interface InMemoryHoldOptions {
+  /** Lease in ms. Default: about 24 days (until released). */
+  ttl?: number;
+  /** The instance the hold names as holder (see `@Leader`). */
+  instanceId?: string;
+  /** `'shared'`: hold as a reader. Default: exclusive. */
+  mode?: LockMode;
+  /** How many holders to take at once (readers, or permits of a semaphore). Default 1. */
+  permits?: number;
+  /** The semaphore's limit, as the app gives it (exclusive only). Default: `permits`. */
+  limit?: number;
+}
 
 /**
  * The default store: locks in this process's memory. It behaves like a real
@@ -41,33 +34,49 @@ const MAX_TIMER = 2 ** 31 - 1;
  */
 export class InMemoryLockProvider extends LockProvider {
   readonly kind = 'memory';
-  private readonly entries = new Map<string, Entry>();
+  /** Semaphores (`limit`) and read/write locks (`mode: 'shared'`). */
+  readonly supports = { limit: true, shared: true } as const;
+  private readonly entries = new Map<string, KeyState>();
   /** One counter for all keys: strictly increasing per key, and nothing to keep per key. */
   private fence = 0;
 
   /** Answers at once, with a promise only when the caller queues. */
   acquire(request: LockAcquireRequest): MaybePromise<LockGrant | null> {
     const { key, owner, ttl } = request;
+    const shared = request.mode === 'shared';
+    const limit = shared ? 1 : (request.limit ?? 1);
     const t = now();
     let entry = this.entries.get(key);
-    if (entry) this.settle(entry, key, t);
-    entry = this.entries.get(key);
+    if (entry) {
+      this.settle(entry, key, t);
+      entry = this.entries.get(key);
+    }
     if (!entry) {
       const fencingToken = ++this.fence;
-      entry = { owner, expiresAt: t + ttl, fencingToken, grantedAt: t, waiters: [] };
-      this.entries.set(key, entry);
+      this.entries.set(key, new KeyState(owner, t + ttl, fencingToken, t, shared, limit));
+      return { fencingToken };
+    }
+    if (!shared) {
+      const recorded = entry.recordedLimit();
+      if (recorded !== undefined && recorded !== limit) throw new LockOptionsError(limitMismatchMessage(key, recorded, limit));
+    }
+    if (entry.waiters.length === 0 && entry.admits(shared, limit)) {
+      const fencingToken = ++this.fence;
+      entry.add(owner, t + ttl, fencingToken, t, shared, limit);
       return { fencingToken };
     }
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) return null;
+    const state = entry;
     return new Promise<LockGrant | null>((resolve) => {
-      const waiter: Waiter = { owner, ttl, resolve };
+      const waiter: Waiter = { owner, ttl, shared, limit, resolve };
       const leave = (): void => {
-        const i = entry.waiters.indexOf(waiter);
+        const i = state.waiters.indexOf(waiter);
         if (i < 0) return;
-        entry.waiters.splice(i, 1);
+        state.waiters.splice(i, 1);
         this.cleanup(waiter);
-        if (entry.waiters.length === 0) this.disarm(entry);
         resolve(null);
+        // Its leaving may let the waiters behind it in (e.g. readers behind a writer that gave up).
+        if (this.entries.get(key) === state) this.settle(state, key);
       };
       // (not unref'd: like any timer, a pending wait keeps the process alive until it ends)
       if (request.waitTimeout !== undefined) waiter.timer = setTimeout(leave, request.waitTimeout);
@@ -76,35 +85,37 @@ export class InMemoryLockProvider extends LockProvider {
         waiter.onAbort = leave;
         request.signal.addEventListener('abort', leave, { once: true });
       }
-      entry.waiters.push(waiter);
-      if (entry.expiry === undefined) this.arm(entry, key);
+      state.waiters.push(waiter);
+      if (state.expiry === undefined) this.arm(state, key);
     });
   }
 
   extend(key: string, owner: string, ttl: number): MaybePromise<boolean> {
     const entry = this.entries.get(key);
-    if (!entry || entry.owner !== owner || entry.expiresAt <= now()) return false;
-    entry.expiresAt = now() + ttl;
+    const t = now();
+    const h = entry?.find(owner);
+    if (!entry || !h || h.expiresAt <= t) return false;
+    h.expiresAt = t + ttl;
     if (entry.waiters.length > 0) this.arm(entry, key);
     return true;
   }
 
   release(key: string, owner: string): MaybePromise<boolean> {
     const entry = this.entries.get(key);
-    if (!entry || entry.owner !== owner) return false;
+    const h = entry?.find(owner);
+    if (!entry || !h) return false;
     const t = now();
-    const wasLive = entry.expiresAt > t;
-    entry.owner = undefined;
-    this.settle(entry, key, t);
+    const wasLive = h.expiresAt > t;
+    entry.remove(h);
+    this.settle(entry, key, t, true);
     return wasLive;
   }
 
   /** {@inheritDoc LockProvider.holder} */
   async holder(key: string): Promise<LockHolder | null> {
-    const entry = this.entries.get(key);
     const t = now();
-    if (!entry || entry.owner === undefined || entry.expiresAt <= t) return null;
-    return lockHolder(entry.owner, entry.expiresAt - t);
+    const h = this.liveHolders(key, t)[0];
+    return h === undefined ? null : lockHolder(h.owner, h.expiresAt - t);
   }
 
   async ping(): Promise<number> {
@@ -122,28 +133,28 @@ export class InMemoryLockProvider extends LockProvider {
     this.entries.clear();
   }
 
-  /** {@inheritDoc LockProvider.inspect} Pages are in key order. */
+  /** {@inheritDoc LockProvider.inspect} Pages are in key order, one entry per holder; a page ends after a whole key. */
   async inspect(request: LockInspectRequest): Promise<LockInspectPage> {
     const t = now();
     const epochNow = Date.now();
     const keys: string[] = [];
-    for (const [key, entry] of this.entries) {
-      if (key.startsWith(request.prefix) && (request.cursor === undefined || key > request.cursor) && entry.owner !== undefined && entry.expiresAt > t)
-        keys.push(key);
+    for (const key of this.entries.keys()) {
+      if (key.startsWith(request.prefix) && (request.cursor === undefined || key > request.cursor) && this.liveHolders(key, t).length > 0) keys.push(key);
     }
     keys.sort();
     const page = keys.slice(0, request.limit);
-    const locks = page.map((key): StoredLock => {
+    const locks = page.flatMap((key) => {
       const entry = this.entries.get(key)!;
-      return {
+      return this.liveHolders(key, t).map((h): StoredLock => ({
         key,
-        owner: entry.owner!,
-        permits: 1,
-        fencingToken: entry.fencingToken,
-        remainingMs: entry.expiresAt - t,
-        heldSince: epochNow - (t - entry.grantedAt),
+        owner: h.owner,
+        permits: entry.shared ? 1 : entry.limit,
+        mode: entry.shared ? 'shared' : 'exclusive',
+        fencingToken: h.fencingToken,
+        remainingMs: h.expiresAt - t,
+        heldSince: epochNow - (t - h.grantedAt),
         waiters: entry.waiters.length,
-      };
+      }));
     });
     return keys.length > page.length ? { locks, cursor: page[page.length - 1] } : { locks };
   }
@@ -168,30 +179,49 @@ export class InMemoryLockProvider extends LockProvider {
    * `instanceId`, the hold names that instance as the holder:
    * `hold('leader:relay', { instanceId: 'replica-2' })` makes "another
    * replica" the leader of `relay` (see `@Leader`).
-   * @throws {LockError} when the lock is already held.
+   *
+   * `mode: 'shared'` holds it as a reader (other readers still enter, writers
+   * and plain callers wait). `permits: n` takes n holders at once (n readers,
+   * or n permits of a semaphore of `limit`, default `permits`: the semaphore is full);
+   * give `limit` as the app does, or the app's calls throw `LockOptionsError`.
+   * @throws {LockError} when the lock is held so that the hold cannot enter.
+   * @throws {LockOptionsError} for `limit` with `mode: 'shared'`, or `permits` above `limit`.
    *
    * @example
    * ```ts
    * const release = await memory.hold('payouts');
    * await request(app.getHttpServer()).post('/payouts').expect(409);
    * await release();
+   * const twoOfThree = await memory.hold('exports', { permits: 2, limit: 3 }); // one permit left
    * ```
    */
-  async hold(name: string, options: number | { ttl?: number; instanceId?: string } = {}): Promise<() => Promise<void>> {
-    const { ttl = 2 ** 31 - 1, instanceId } = typeof options === 'number' ? { ttl: options } : options;
-    const owner = instanceId === undefined ? `test-hold:${++this.fence}` : ownerTokenFor(instanceId);
+  async hold(name: string, options: number | InMemoryHoldOptions = {}): Promise<() => Promise<void>> {
+    const { ttl = MAX_TIMER, instanceId, mode, permits = 1, limit } = typeof options === 'number' ? { ttl: options } : options;
+    const where = `InMemoryLockProvider.hold(${JSON.stringify(name)})`;
+    if (!Number.isInteger(permits) || permits < 1) throw new LockOptionsError(optionMessage(where, 'permits', 'an integer >= 1', permits));
+    if (limit !== undefined && mode === 'shared') throw new LockOptionsError(optionMessage(where, 'limit', "absent with mode 'shared'", limit));
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < permits))
+      throw new LockOptionsError(optionMessage(where, 'limit', `an integer >= permits (${permits})`, limit));
     const key = this.keyPrefix + name;
-    const grant = await this.acquire({ key, owner, ttl, wait: false });
-    if (!grant) throw new LockError(holdConflictMessage(name, key));
-    return async () => {
-      await this.release(key, owner);
+    const owners: string[] = [];
+    const release = async (): Promise<void> => {
+      for (const owner of owners) await this.release(key, owner);
     };
+    for (let i = 0; i < permits; i++) {
+      const owner = instanceId === undefined ? `test-hold:${++this.fence}` : ownerTokenFor(instanceId);
+      const grant = await this.acquire({ key, owner, ttl, wait: false, mode, limit: mode === 'shared' ? undefined : (limit ?? permits) });
+      if (!grant) {
+        await release();
+        throw new LockError(holdConflictMessage(name, key));
+      }
+      owners.push(owner);
+    }
+    return release;
   }
 
-  /** Test helper: whether the lock `name` (the module's `keyPrefix` applied) is held now. */
+  /** Test helper: whether the lock `name` (the module's `keyPrefix` applied) is held now, by anyone (any mode, any permit). */
   isHeld(name: string): boolean {
-    const entry = this.entries.get(this.keyPrefix + name);
-    return !!entry && entry.owner !== undefined && entry.expiresAt > now();
+    return this.liveHolders(this.keyPrefix + name, now()).length > 0;
   }
 
   /** Test helper: drops every lock and wakes every waiter with `null`. */
@@ -199,39 +229,53 @@ export class InMemoryLockProvider extends LockProvider {
     await this.close();
   }
 
-  /** Grants a free (released or expired) key to the head waiter, or forgets it. */
-  private settle(entry: Entry, key: string, t = now()): void {
-    if (entry.owner !== undefined && entry.expiresAt > t) return;
-    const next = entry.waiters.shift();
-    if (!next) {
-      this.disarm(entry);
-      this.entries.delete(key);
-      return;
-    }
-    this.cleanup(next);
-    entry.owner = next.owner;
-    entry.expiresAt = t + next.ttl;
-    entry.fencingToken = ++this.fence;
-    entry.grantedAt = t;
-    next.resolve({ fencingToken: entry.fencingToken, queued: true, leaseStartedAt: t });
-    if (entry.waiters.length > 0) this.arm(entry, key);
-    else this.disarm(entry);
+  /** The holders of `key` whose lease has not ended by `t`. */
+  private liveHolders(key: string, t: number): Holder[] {
+    return (
+      this.entries
+        .get(key)
+        ?.holders()
+        .filter((h) => h.expiresAt > t) ?? []
+    );
   }
 
-  private arm(entry: Entry, key: string): void {
+  /**
+   * Drops expired holders, then grants from the head of the queue while the
+   * head may hold together with the holders; forgets a key nobody holds or
+   * awaits. `changed`: a holder just left (re-arm the expiry timer).
+   */
+  private settle(entry: KeyState, key: string, t = now(), changed = false): void {
+    if (entry.prune(t)) changed = true;
+    const waiters = entry.waiters;
+    while (waiters.length > 0 && entry.admits(waiters[0].shared, waiters[0].limit)) {
+      const next = waiters.shift()!;
+      this.cleanup(next);
+      const fencingToken = ++this.fence;
+      entry.add(next.owner, t + next.ttl, fencingToken, t, next.shared, next.limit);
+      next.resolve({ fencingToken, queued: true, leaseStartedAt: t });
+      changed = true;
+    }
+    if (waiters.length > 0) {
+      if (changed || entry.expiry === undefined) this.arm(entry, key);
+    } else {
+      this.disarm(entry);
+      if (entry.owner === undefined) this.entries.delete(key);
+    }
+  }
+
+  /** Wakes the queue when the earliest lease of the key ends. */
+  private arm(entry: KeyState, key: string): void {
     this.disarm(entry);
     entry.expiry = setTimeout(
       () => {
         entry.expiry = undefined;
-        if (this.entries.get(key) !== entry || entry.waiters.length === 0) return;
-        if (entry.owner !== undefined && entry.expiresAt > now()) this.arm(entry, key);
-        else this.settle(entry, key);
+        if (this.entries.get(key) === entry && entry.waiters.length > 0) this.settle(entry, key);
       },
-      Math.min(MAX_TIMER, Math.max(0, entry.expiresAt + 1 - now())),
+      Math.min(MAX_TIMER, Math.max(0, entry.nextExpiry() + 1 - now())),
     );
   }
 
-  private disarm(entry: Entry): void {
+  private disarm(entry: KeyState): void {
     if (entry.expiry !== undefined) clearTimeout(entry.expiry);
     entry.expiry = undefined;
   }

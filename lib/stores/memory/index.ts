@@ -1,1 +1,1 @@
-export { InMemoryLockProvider } from './in-memory-lock.provider.js';
+export { InMemoryLockProvider, type InMemoryHoldOptions } from './in-memory-lock.provider.js';

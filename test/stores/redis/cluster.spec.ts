@@ -23,9 +23,14 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describeLockProviderConformance('RedisLockProvider on a 3-master Redis Cluster', async () => ({
-  provider: new RedisLockProvider({ redis: await connect() }),
-}));
+describeLockProviderConformance(
+  'RedisLockProvider on a 3-master Redis Cluster',
+  async () => ({
+    provider: new RedisLockProvider({ redis: await connect() }),
+  }),
+  // Until RedisLockProvider keeps semaphores and read/write locks (supports: { limit, shared }): remove this option then, as every built-in store must.
+  { limitAndShared: false },
+);
 
 describe('RedisLockProvider on a Redis Cluster', () => {
   test('locks of names in different slots work, with hand-off across two providers; the passed-in client stays open', async () => {

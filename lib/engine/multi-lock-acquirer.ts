@@ -1,0 +1,105 @@
+import type { HeldLock } from './held-lock.js';
+import type { LockRequest } from './local-waiter.js';
+import type { LockOutcomes } from './lock-outcomes.js';
+import type { ResolvedCallOptions } from './resolved-call-options.js';
+import { findInScope, lockScope, ReenteredEntry, type LockEntry, type LockScope } from './lock-context.js';
+import { MultiLock, type ReusedName } from './multi-lock.js';
+import { LockReentryError } from '../errors/lock.errors.js';
+import { isThenable, type MaybePromise } from '../contract/lock-provider.js';
+import { now } from '../shared/clock.js';
+
+/** What taking several names needs from its manager. @internal */
+export interface MultiLockHost {
+  readonly managerId: number;
+  readonly keyPrefix: string;
+  readonly outcomes: LockOutcomes;
+  /** The request for one name (checks that the store supports its `limit`/`mode`). */
+  request(name: string, options: ResolvedCallOptions, scope: LockScope | undefined): LockRequest;
+  /** Takes one name as a single call would (with its events when observed). */
+  take(req: LockRequest): MaybePromise<HeldLock | null>;
+}
+
+/** The outcome of {@link MultiLockAcquirer.takeAll}: every lock, or the request that missed (the others were released). */
+type Taken = { readonly locks: HeldLock[] } | { readonly missed: LockRequest; readonly started: number };
+
+/**
+ * Takes several names as one lock (see docs/engine.md, "Several names at
+ * once"): one after the other in canonical order (sorted, without
+ * duplicates: the caller passes them so), so that callers of overlapping
+ * names never wait on each other in a cycle; all or none: when one name is
+ * held (and not waited for), a wait for it ends, or the store fails, the
+ * names already taken are released before the call answers. Each name is
+ * a single lock with its own fencing token, events and lease. @internal
+ */
+export class MultiLockAcquirer {
+  constructor(private readonly host: MultiLockHost) {}
+
+  /** `tryAcquire(names)`: every name at once, or `null`. */
+  async tryAcquire(names: readonly string[], options: ResolvedCallOptions): Promise<MultiLock | null> {
+    const taken = await this.takeAll(names, options.onHeld === 'wait' ? { ...options, onHeld: 'throw' } : options, undefined);
+    return 'locks' in taken ? this.lock(taken.locks, undefined) : null;
+  }
+
+  /** `acquire(names)`: waits for each name in turn, within one `waitTimeout` for all. */
+  async acquire(names: readonly string[], options: ResolvedCallOptions): Promise<MultiLock> {
+    const taken = await this.takeAll(names, options, undefined);
+    if ('missed' in taken) throw this.host.outcomes.waitFailed(taken.missed, taken.started);
+    return this.lock(taken.locks, undefined);
+  }
+
+  /**
+   * A scoped call's entry (`withLock`, `@Locked`), following `onHeld`;
+   * `undefined` when skipped. A name an outer lock of the call chain holds
+   * fails with {@link LockReentryError}, or with `reentrant` is used as it is.
+   */
+  async enter(names: readonly string[], options: ResolvedCallOptions): Promise<LockEntry | undefined> {
+    const scope = lockScope.getStore();
+    let reused: ReusedName[] | undefined;
+    for (const name of names) {
+      const outer = scope && findInScope(scope, name, this.host.managerId);
+      if (!outer?.held) continue;
+      if (!options.reentrant) throw new LockReentryError(name);
+      (reused ??= []).push({ name, handle: outer });
+    }
+    const toTake = reused ? names.filter((name) => !reused.some((r) => r.name === name)) : names;
+    if (toTake.length === 0) return new ReenteredEntry(this.lock([], scope, reused));
+    const taken = await this.takeAll(toTake, options, scope);
+    if ('missed' in taken) return this.host.outcomes.entered(taken.missed, taken.started, null);
+    return this.lock(taken.locks, scope, reused);
+  }
+
+  private lock(locks: HeldLock[], scope: LockScope | undefined, reused?: ReusedName[]): MultiLock {
+    return new MultiLock(locks, scope, this.host.managerId, this.host.keyPrefix, reused);
+  }
+
+  /** Takes `names` in order; on a miss or a failure, releases what it took. A wait's `waitTimeout` bounds the whole call. */
+  private async takeAll(names: readonly string[], options: ResolvedCallOptions, scope: LockScope | undefined): Promise<Taken> {
+    const started = now();
+    const locks: HeldLock[] = [];
+    try {
+      for (const name of names) {
+        const o =
+          options.onHeld === 'wait' && options.waitTimeout !== undefined && locks.length > 0
+            ? { ...options, waitTimeout: Math.max(0, options.waitTimeout - (now() - started)) }
+            : options;
+        const req = this.host.request(name, o, scope);
+        const taking = this.host.take(req);
+        const lock = isThenable(taking) ? await taking : taking;
+        if (!lock) {
+          await releaseAll(locks);
+          return { missed: req, started };
+        }
+        locks.push(lock);
+      }
+    } catch (err) {
+      await releaseAll(locks);
+      throw err;
+    }
+    return { locks };
+  }
+}
+
+/** Releases `locks` (never throws: a store failure is logged and the leases expire on their own). */
+async function releaseAll(locks: readonly HeldLock[]): Promise<void> {
+  await Promise.all(locks.map((lock) => lock.exit()));
+}
