@@ -19,7 +19,7 @@ import { heldLocks } from '../../bench/scenarios/s7-held-locks.scenario.js';
 import { judge, manyWaiters } from '../../bench/scenarios/s8-many-waiters.scenario.js';
 import type { BenchContext } from '../../bench/support/runner.js';
 import { semaphore, SEMAPHORE_LIMIT } from '../../bench/scenarios/s9-semaphore.scenario.js';
-import { noPermitCeiling, redisSemaphoreDefault, redisSemaphoreTuned } from '../../bench/contenders/permits.contenders.js';
+import { readWrite } from '../../bench/scenarios/s10-read-write.scenario.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const env: BenchEnv = { redisUrl, pgUrl: 'postgres://unused', ttl: 10_000 };
@@ -241,7 +241,7 @@ describe('growth scenarios at their smallest size', () => {
   });
 });
 
-describe('semaphore scenario at a tiny size (2 processes × 2 callers, one 300 ms run)', () => {
+describe('semaphore and read/write scenarios at a tiny size (2 processes × 2 callers, one 300 ms run)', () => {
   const ctx: BenchContext = {
     env,
     options: { quick: true, repeats: 1, longRepeats: 1, runMs: 300, longRunMs: 300 },
@@ -249,16 +249,29 @@ describe('semaphore scenario at a tiny size (2 processes × 2 callers, one 300 m
   };
   const size = { processes: 2, callers: 2 };
 
-  test('scenario 9: the redis-semaphore rows and the no-lock ceiling ran, none had more than the limit inside, the ceiling reached it', async () => {
-    const t = await semaphore(ctx, [redisSemaphoreDefault, redisSemaphoreTuned, noPermitCeiling], size);
+  test('scenario 9: every contender ran, none had more than the limit inside, nest-lock and the no-lock ceiling reached it', async () => {
+    const t = await semaphore(ctx, undefined, size);
     const raw = Object.fromEntries(t.rows.map((r) => [r.raw.id, r.raw]));
-    expect(Object.keys(raw)).toEqual(['redis-semaphore-default', 'redis-semaphore-tuned', 'no-permit-ceiling']);
+    expect(Object.keys(raw)).toEqual(['ours-redis-permits', 'redis-semaphore-default', 'redis-semaphore-tuned', 'no-permit-ceiling']);
     for (const r of Object.values(raw)) {
       expect(r.skipped).toBeUndefined();
       expect(r.sections).toBeGreaterThan(0);
       expect(r.maxInside).toBeLessThanOrEqual(SEMAPHORE_LIMIT);
       expect(r.conflicts).toBe(0);
     }
+    // 4 callers on 4 permits: each caller holds one whenever it asks.
+    expect(raw['ours-redis-permits']!.maxInside).toBe(SEMAPHORE_LIMIT);
     expect(raw['no-permit-ceiling']!.maxInside).toBe(SEMAPHORE_LIMIT);
+  }, 90_000);
+
+  test('scenario 10: shared reads and all-exclusive both ran with no conflict and exact writes; only shared reads overlap', async () => {
+    const t = await readWrite(ctx, undefined, size);
+    const raw = Object.fromEntries(t.rows.map((r) => [r.raw.id, r.raw]));
+    for (const id of ['ours-redis-permits', 'ours-redis-exclusive-only']) {
+      expect(raw[id]).toMatchObject({ conflicts: 0, exact: 1 });
+      expect(raw[id]!.writes).toBeGreaterThan(0);
+    }
+    expect(raw['ours-redis-exclusive-only']!.maxInside).toBe(1);
+    expect(raw['ours-redis-permits']!.maxInside).toBeGreaterThan(1);
   }, 90_000);
 });

@@ -21,13 +21,10 @@ afterAll(async () => {
 });
 
 describe('Redis: semaphores, read/write locks and several names across processes', () => {
-  primitivesAcrossProcesses(
-    {
-      fixture: new URL('./fixtures/primitives-worker.js', import.meta.url),
-      args: { url },
-      namespace: `${namespace}:`,
-      counter: async (key) => Number((await redis.get(`${namespace}:ledger:${key}`)) ?? 0),
-    },
-    ['multi-name'],
-  );
+  primitivesAcrossProcesses({
+    fixture: new URL('./fixtures/primitives-worker.js', import.meta.url),
+    args: { url },
+    namespace: `${namespace}:`,
+    counter: async (key) => Number((await redis.get(`${namespace}:ledger:${key}`)) ?? 0),
+  });
 });
