@@ -10,6 +10,7 @@
  * --max-waiters=N (scenario 8's cap, default 10 000),
  * --contenders=ours-redis,raw-redis (contender ids; for quick comparisons while
  * working on one path: ratios need the raw and peer rows of their scenario).
+ * Scenarios 7 to 10 print tables of their own (9: semaphore, 10: read/write; --only=9,10).
  * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/test).
  */
 import { execFileSync } from 'node:child_process';
@@ -27,6 +28,9 @@ import { inMemory } from './scenarios/s4-in-memory.scenario.js';
 import { http } from './scenarios/s5-http.scenario.js';
 import { heldLocks } from './scenarios/s7-held-locks.scenario.js';
 import { manyWaiters } from './scenarios/s8-many-waiters.scenario.js';
+import { semaphore } from './scenarios/s9-semaphore.scenario.js';
+import { readWrite } from './scenarios/s10-read-write.scenario.js';
+import { READ_WRITE, SEMAPHORE } from './contenders/permits.contenders.js';
 import { growthTable, sizesFlag, type GrowthTable } from './support/growth.js';
 import { BenchRedis } from './support/redis-server.js';
 import { legend, table, targetLines, targets } from './support/report.js';
@@ -37,7 +41,7 @@ import { chart } from './support/svg.js';
 function parseArgs(argv: string[]): {
   options: BenchOptions;
   only: Set<number> | undefined;
-  pick: (list: readonly Contender[]) => Contender[];
+  pick: <C extends Contender>(list: readonly C[]) => C[];
   partial: boolean;
 } {
   const quick = argv.includes('--quick');
@@ -52,7 +56,7 @@ function parseArgs(argv: string[]): {
     ?.slice(13)
     .split(',');
   for (const id of ids ?? []) contenderById(id); // an unknown id fails here, naming the known ones
-  const pick = (list: readonly Contender[]): Contender[] => list.filter((c) => !ids || ids.includes(c.id));
+  const pick = <C extends Contender>(list: readonly C[]): C[] => list.filter((c) => !ids || ids.includes(c.id));
   return { options: withRepeats, only: only ? new Set(only.split(',').map(Number)) : undefined, pick, partial: only !== undefined || ids !== undefined };
 }
 
@@ -145,6 +149,14 @@ async function main(): Promise<void> {
       log('scenario 8: many waiters');
       growth.push(await manyWaiters(ctx, { sizes, maxWaiters: flag('max-waiters', 10_000) }));
     }
+    if (wants(9)) {
+      log('scenario 9: semaphore');
+      growth.push(await semaphore(ctx, pick(SEMAPHORE)));
+    }
+    if (wants(10)) {
+      log('scenario 10: read/write');
+      growth.push(await readWrite(ctx, pick(READ_WRITE)));
+    }
   } finally {
     await redis.stop();
   }
@@ -152,7 +164,7 @@ async function main(): Promise<void> {
   const ts = targets(rows);
   const info = machine(redis.version, pgVersion);
   const settings = `${options.repeats} repeats × ${options.runMs} ms (scenarios 1, 2, 4, 6a); ${options.longRepeats} × ${options.longRunMs} ms (3, 5, 6b)`;
-  // A run of scenarios 7 and 8 alone prints their growth tables only.
+  // A run of scenarios 7 to 10 alone prints their own tables only.
   const main = rows.length ? [table(rows), '', 'Checks against this run:', targetLines(ts), ''] : [];
   const out = [
     '',

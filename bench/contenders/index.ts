@@ -8,6 +8,7 @@ import { rawPostgres } from './raw-postgres.contender.js';
 import { rawRedis } from './raw-redis.contender.js';
 import { redlock4Default, redlock4Tuned } from './redlock4.contender.js';
 import { sesameDefault, sesameTuned } from './sesame-redlock.contender.js';
+import { PERMIT_CONTENDERS } from './permits.contenders.js';
 
 export type { Contender, LockClient, BenchEnv } from './contender.js';
 
@@ -30,6 +31,7 @@ export const ALL_CONTENDERS: readonly Contender[] = [
   oursPostgres,
   rawPostgres,
   noLockCeiling,
+  ...PERMIT_CONTENDERS,
 ];
 
 export function contenderById(id: string): Contender {

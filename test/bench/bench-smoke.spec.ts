@@ -3,7 +3,7 @@
  * Redis baseline really excludes (its counter comes out exact, and its
  * compare-and-delete never frees a key someone else holds), the in-memory
  * adapters exclude too, and the ratios of the table are computed against the
- * right rows. Scenarios 7 and 8 run once at their smallest size (their
+ * right rows. Scenarios 7 to 10 run once at their smallest size (their
  * workers are the build's: run `npm run build:all` first).
  */
 import { Redis } from 'ioredis';
@@ -18,6 +18,8 @@ import { median, quantile, SectionOrder, spread } from '../../bench/support/stat
 import { heldLocks } from '../../bench/scenarios/s7-held-locks.scenario.js';
 import { judge, manyWaiters } from '../../bench/scenarios/s8-many-waiters.scenario.js';
 import type { BenchContext } from '../../bench/support/runner.js';
+import { semaphore, SEMAPHORE_LIMIT } from '../../bench/scenarios/s9-semaphore.scenario.js';
+import { readWrite } from '../../bench/scenarios/s10-read-write.scenario.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const env: BenchEnv = { redisUrl, pgUrl: 'postgres://unused', ttl: 10_000 };
@@ -237,4 +239,39 @@ describe('growth scenarios at their smallest size', () => {
     expect(r.handOffs).toEqual([1, 2, -1, 1]);
     expect(r.crossProcess).toEqual([1, 2, 1]);
   });
+});
+
+describe('semaphore and read/write scenarios at a tiny size (2 processes × 2 callers, one 300 ms run)', () => {
+  const ctx: BenchContext = {
+    env,
+    options: { quick: true, repeats: 1, longRepeats: 1, runMs: 300, longRunMs: 300 },
+    log: () => {},
+  };
+  const size = { processes: 2, callers: 2 };
+
+  test('scenario 9: every contender ran, none had more than the limit inside, nest-lock and the no-lock ceiling reached it', async () => {
+    const t = await semaphore(ctx, undefined, size);
+    const raw = Object.fromEntries(t.rows.map((r) => [r.raw.id, r.raw]));
+    expect(Object.keys(raw)).toEqual(['ours-redis-permits', 'redis-semaphore-default', 'redis-semaphore-tuned', 'no-permit-ceiling']);
+    for (const r of Object.values(raw)) {
+      expect(r.skipped).toBeUndefined();
+      expect(r.sections).toBeGreaterThan(0);
+      expect(r.maxInside).toBeLessThanOrEqual(SEMAPHORE_LIMIT);
+      expect(r.conflicts).toBe(0);
+    }
+    // 4 callers on 4 permits: each caller holds one whenever it asks.
+    expect(raw['ours-redis-permits']!.maxInside).toBe(SEMAPHORE_LIMIT);
+    expect(raw['no-permit-ceiling']!.maxInside).toBe(SEMAPHORE_LIMIT);
+  }, 90_000);
+
+  test('scenario 10: shared reads and all-exclusive both ran with no conflict and exact writes; only shared reads overlap', async () => {
+    const t = await readWrite(ctx, undefined, size);
+    const raw = Object.fromEntries(t.rows.map((r) => [r.raw.id, r.raw]));
+    for (const id of ['ours-redis-permits', 'ours-redis-exclusive-only']) {
+      expect(raw[id]).toMatchObject({ conflicts: 0, exact: 1 });
+      expect(raw[id]!.writes).toBeGreaterThan(0);
+    }
+    expect(raw['ours-redis-exclusive-only']!.maxInside).toBe(1);
+    expect(raw['ours-redis-permits']!.maxInside).toBeGreaterThan(1);
+  }, 90_000);
 });
