@@ -292,14 +292,12 @@ export type PostgresLockStatements = ReturnType<typeof postgresLockStatements>;
  * Plain locks only: the provider extends `holders` entries one by one.
  * @internal
  */
-export const extendManySql = (n: PostgresLockTables): string => `WITH req AS (
-  SELECT r.name, r.owner, r.ttl, r.i FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS r(name, owner, ttl, i)
-), old AS (
-  SELECT l.name, l.expires_at FROM ${n.locks} l JOIN req ON l.name = req.name AND l.owner = req.owner
+export const extendManySql = (n: PostgresLockTables): string => `WITH old AS (
+  SELECT l.name, l.owner, l.expires_at, r.ttl, r.i FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS r(name, owner, ttl, i)
+  JOIN ${n.locks} l ON l.name = r.name AND l.owner = r.owner
   WHERE l.expires_at > clock_timestamp() ORDER BY l.name FOR UPDATE OF l
 ), u AS (
-  UPDATE ${n.locks} l SET expires_at = clock_timestamp() + req.ttl ${MS} FROM req, old
-  WHERE l.name = req.name AND l.owner = req.owner AND old.name = l.name
-  RETURNING req.i, l.name, l.expires_at < old.expires_at AS shorter
+  UPDATE ${n.locks} l SET expires_at = clock_timestamp() + old.ttl ${MS} FROM old
+  WHERE l.name = old.name AND l.owner = old.owner RETURNING old.i, l.name, l.expires_at < old.expires_at AS shorter
 )
 SELECT u.i::int AS i, CASE WHEN u.shorter THEN pg_notify($4, ':' || u.name) END IS NULL AS ok FROM u`;
