@@ -265,31 +265,31 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
       return;
     }
     if (this.settings.renew && !this.renewing && this.renewalCap() > t) {
-      void this.renew();
+      this.renew();
     }
     this.schedule();
   }
 
-  private async renew(): Promise<void> {
+  private renew(): void {
     this.renewing = true;
     const started = now();
     const ttl = Math.max(1, Math.min(this.settings.ttl, Math.floor(this.renewalCap() - started)));
     if (ttl < this.settings.ttl) this.capped = true;
-    let ok: boolean;
-    try {
-      ok = await renewLease(this.ctx.provider, this.key, this.owner, ttl);
-    } catch (err) {
-      this.renewing = false;
-      if (this.state !== 'held') return;
-      const error = err instanceof Error ? err : new Error(String(err));
-      this.ctx.emit({ type: 'store-error', name: this.name, operation: 'extend', error });
-      this.ctx.logStoreFailure('warn', error, renewFailedLog(this.name, error.message));
+    // (a callback, not an await: thousands of locks may wait on one batch, and a suspended async call costs heap)
+    renewLease(this.ctx.provider, this.key, this.owner, ttl, (answer) => this.renewed(answer, started, ttl));
+  }
+
+  /** The store's answer to {@link renew}: extended, not ours any more, or the store's failure. */
+  private renewed(answer: boolean | Error, started: number, ttl: number): void {
+    this.renewing = false;
+    if (this.state !== 'held') return;
+    if (answer instanceof Error) {
+      this.ctx.emit({ type: 'store-error', name: this.name, operation: 'extend', error: answer });
+      this.ctx.logStoreFailure('warn', answer, renewFailedLog(this.name, answer.message));
       this.schedule();
       return;
     }
-    this.renewing = false;
-    if (this.state !== 'held') return;
-    if (!ok) {
+    if (!answer) {
       this.lose(lostDetails.takenOver);
       return;
     }

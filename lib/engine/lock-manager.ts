@@ -120,7 +120,9 @@ export class LockManager {
     const names = assertLockNames(name, 'tryAcquire()');
     assertCallOptions(options, callSite('tryAcquire', names));
     if (typeof names !== 'string') return this.multi.tryAcquire(names, this.resolve(options));
-    const req = this.request(names, this.resolve(options), undefined);
+    const resolved = this.resolve(options);
+    // A try never waits, whatever the manager's default onHeld.
+    const req = this.request(names, resolved.onHeld === 'wait' ? { ...resolved, onHeld: 'throw' } : resolved, undefined);
     if (this.context.observed) return this.outcomes.watch(req, () => this.acquirer.take(req, asIs), asIs);
     return this.acquirer.take(req, asIs);
   }

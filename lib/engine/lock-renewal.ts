@@ -1,46 +1,61 @@
-import type { LockExtension, LockProvider, MaybePromise } from '../contract/lock-provider.js';
+import { isThenable, type LockExtension, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
 
 /** The most locks one {@link LockProvider.extendMany} call renews. @internal */
 export const MAX_EXTEND_BATCH = 1_000;
 
-/** One lock of a batch waiting to leave, with its caller's promise. */
+/** What a renewal is told: extended (`true`), not held by its owner any more (`false`), or the store's failure. @internal */
+export type RenewalDone = (answer: boolean | Error) => void;
+
+/** One lock of a batch waiting to leave, with its caller's callback. */
 interface Pending extends LockExtension {
-  readonly resolve: (ok: boolean) => void;
-  readonly reject: (error: unknown) => void;
+  readonly done: RenewalDone;
+}
+
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+
+/** Tells each lock of a batch its answer; one lock's failing callback does not keep the others from theirs. */
+function tell(batch: readonly Pending[], answer: (i: number) => boolean | Error): void {
+  for (let i = 0; i < batch.length; i++) {
+    try {
+      batch[i].done(answer(i));
+    } catch (err) {
+      queueMicrotask(() => {
+        throw err;
+      });
+    }
+  }
 }
 
 /**
  * Renewals of one provider that leave together: the extends asked in one
  * turn of the event loop (the held locks that the timer wakes together) go
  * out as `extendMany` calls of at most {@link MAX_EXTEND_BATCH} locks, sent
- * at the end of the turn's microtasks. Each caller gets its own lock's answer,
- * or the batch's error.
+ * at the end of the turn's microtasks. Each lock is told its own answer, or
+ * the batch's error. Callbacks, not promises: a lock waiting on a batch costs
+ * one small object.
  */
 class RenewalBatch {
   private pending: Pending[] = [];
 
   constructor(private readonly provider: LockProvider & Required<Pick<LockProvider, 'extendMany'>>) {}
 
-  extend(key: string, owner: string, ttl: number): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      if (this.pending.length === 0) queueMicrotask(() => this.flush());
-      this.pending.push({ key, owner, ttl, resolve, reject });
-    });
+  extend(key: string, owner: string, ttl: number, done: RenewalDone): void {
+    if (this.pending.length === 0) queueMicrotask(() => this.flush());
+    this.pending.push({ key, owner, ttl, done });
   }
 
   private flush(): void {
     const all = this.pending;
     this.pending = [];
-    for (let i = 0; i < all.length; i += MAX_EXTEND_BATCH) this.send(all.slice(i, i + MAX_EXTEND_BATCH));
+    for (let i = 0; i < all.length; i += MAX_EXTEND_BATCH) this.send(all.length <= MAX_EXTEND_BATCH ? all : all.slice(i, i + MAX_EXTEND_BATCH));
   }
 
   private send(batch: Pending[]): void {
-    const fail = (error: unknown): void => {
-      for (const p of batch) p.reject(error);
+    const fail = (err: unknown): void => {
+      const error = asError(err);
+      tell(batch, () => error);
     };
-    const answer = (oks: boolean[]): void => {
-      for (let i = 0; i < batch.length; i++) batch[i].resolve(oks[i] === true);
-    };
+    const answer = (oks: boolean[]): void => tell(batch, (i) => oks[i] === true);
     let answers: MaybePromise<boolean[]>;
     try {
       answers = this.provider.extendMany(batch);
@@ -48,26 +63,38 @@ class RenewalBatch {
       fail(err);
       return;
     }
-    if (Array.isArray(answers)) answer(answers);
-    else answers.then(answer, fail);
+    if (isThenable(answers)) answers.then(answer, fail);
+    else answer(answers);
   }
 }
 
 const batches = new WeakMap<LockProvider, RenewalBatch>();
 
 /**
- * The store call that renews a held lock: batched with the other renewals
- * of this turn when the provider has `extendMany` (every manager of the
- * provider shares the batches), else the provider's `extend`. @internal
+ * Sends the store call that renews a held lock, and tells `done` its answer
+ * (never synchronously): batched with the other renewals of this turn when
+ * the provider has `extendMany` (every manager of the provider shares the
+ * batches), else the provider's `extend`. @internal
  */
-export function renewLease(provider: LockProvider, key: string, owner: string, ttl: number): MaybePromise<boolean> {
-  if (provider.extendMany === undefined) return provider.extend(key, owner, ttl);
+export function renewLease(provider: LockProvider, key: string, owner: string, ttl: number, done: RenewalDone): void {
+  if (provider.extendMany === undefined) {
+    let answer: MaybePromise<boolean>;
+    try {
+      answer = provider.extend(key, owner, ttl);
+    } catch (err) {
+      queueMicrotask(() => done(asError(err)));
+      return;
+    }
+    if (isThenable(answer)) answer.then(done, (err: unknown) => done(asError(err)));
+    else queueMicrotask(() => done(answer));
+    return;
+  }
   let batch = batches.get(provider);
   if (!batch) {
     batch = new RenewalBatch(provider as LockProvider & Required<Pick<LockProvider, 'extendMany'>>);
     batches.set(provider, batch);
   }
-  return batch.extend(key, owner, ttl);
+  batch.extend(key, owner, ttl, done);
 }
 
 /**

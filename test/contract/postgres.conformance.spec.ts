@@ -4,13 +4,8 @@ import { POSTGRES_URL, dropLockTables, uniqueTable } from '../support/pg-test-en
 
 const table = uniqueTable('conf');
 
-describeLockProviderConformance(
-  'PostgresLockProvider',
-  async () => ({
-    provider: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
-    peer: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
-    cleanup: () => dropLockTables(table),
-  }),
-  // Until PostgresLockProvider keeps semaphores and read/write locks (supports: { limit, shared }): remove this option then, as every built-in store must.
-  { limitAndShared: false },
-);
+describeLockProviderConformance('PostgresLockProvider', async () => ({
+  provider: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
+  peer: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
+  cleanup: () => dropLockTables(table),
+}));

@@ -251,6 +251,16 @@ describe('handles: acquire, tryAcquire, fencing, release', () => {
     await again!.release();
   });
 
+  test("tryAcquire does not wait when the manager's default onHeld is 'wait' (one name or several)", async () => {
+    const { m, provider } = manager({ onHeld: 'wait' });
+    const release = await provider.hold('a');
+    const answer = (p: Promise<unknown>) => Promise.race([p, sleep(2_000).then(() => 'still waiting')]);
+    expect(await answer(m.tryAcquire('a'))).toBeNull();
+    expect(await answer(m.tryAcquire(['a', 'b']))).toBeNull();
+    expect(provider.isHeld('b')).toBe(false);
+    await release();
+  });
+
   test('acquire waits for release; with waitTimeout it throws LockAcquireError', async () => {
     const { m } = manager();
     const first = await m.acquire('a');

@@ -12,7 +12,7 @@ import {
 } from '../../errors/lock.messages.js';
 import { loadOptionalPeer } from '../optional-peer.js';
 import type { PostgresConnection } from './postgres-lock-options.interface.js';
-import { createSchemaSql, type PostgresLockTables } from './postgres-lock.sql.js';
+import { createSchemaSql, type PostgresLockTables } from './postgres-lock-schema.sql.js';
 
 type PgModule = typeof import('pg');
 

@@ -1,6 +1,6 @@
 import type { Client } from 'pg';
 import type { PostgresLockDatabase } from './postgres-lock-database.js';
-import { ALIVE_SQL, listenSql, type PostgresLockTables } from './postgres-lock.sql.js';
+import { ALIVE_SQL, listenSql, type PostgresLockTables } from './postgres-lock-schema.sql.js';
 
 /** What the listen connection tells its owner, and asks of it. @internal */
 export interface PostgresLockListenerEvents {

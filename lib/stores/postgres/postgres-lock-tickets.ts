@@ -1,5 +1,6 @@
 import type { PostgresLockDatabase } from './postgres-lock-database.js';
-import type { PostgresLockStatements, PostgresLockTables } from './postgres-lock.sql.js';
+import type { PostgresLockTables } from './postgres-lock-schema.sql.js';
+import type { PostgresLockStatements } from './postgres-lock.sql.js';
 
 /**
  * The waiters' entries in the queue table, by ticket: renewed while their

@@ -1,12 +1,20 @@
 import type { LockGrant } from '../../contract/lock-provider.js';
 
-/** A caller that waits for its turn, with its ticket in the queue table. @internal */
-export interface PostgresLockWaiter {
+/** What one acquire statement asks for. @internal */
+export interface PostgresLockAsk {
   readonly key: string;
   readonly owner: string;
   readonly ttl: number;
-  /** Fencing tokens its grant reserves. */
+  /** Fencing tokens its grant reserves (plain locks only; else 1). */
   readonly fences: number;
+  /** `mode: 'shared'`. */
+  readonly shared: boolean;
+  /** Exclusive holders the key admits (1 for a plain lock and for shared requests). */
+  readonly limit: number;
+}
+
+/** A caller that waits for its turn, with its ticket in the queue table. @internal */
+export interface PostgresLockWaiter extends PostgresLockAsk {
   readonly ticket: string;
   done: boolean;
   /** It gave up (timeout, abort): its call answers `null` once its ticket is gone (or its grant released). */

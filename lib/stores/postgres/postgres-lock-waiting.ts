@@ -7,10 +7,12 @@ import {
   disarm,
   insertByTicket,
   newWaitQueue,
+  type PostgresLockAsk as Ask,
   type PostgresLockWaitQueue as Queue,
   type PostgresLockWaiter as Waiter,
 } from './postgres-lock-wait-queue.js';
-import type { PostgresLockStatements, PostgresLockTables } from './postgres-lock.sql.js';
+import type { PostgresLockTables } from './postgres-lock-schema.sql.js';
+import type { PostgresLockStatements } from './postgres-lock.sql.js';
 
 /** The answer of one acquire statement. @internal */
 export interface PostgresLockAttempt {
@@ -26,7 +28,7 @@ export interface PostgresLockAttempt {
 /** What waiting asks of the store. @internal */
 export interface PostgresLockWaitingStore {
   /** One acquire statement (not bounded): with `ticket` for a queued waiter; with `enqueue`, taking a ticket if not granted. */
-  attempt(key: string, owner: string, ttl: number, fences: number, ticket: string | null, enqueue?: boolean): Promise<PostgresLockAttempt>;
+  attempt(ask: Ask, ticket: string | null, enqueue?: boolean): Promise<PostgresLockAttempt>;
   release(key: string, owner: string): Promise<boolean>;
 }
 
@@ -68,8 +70,8 @@ export class PostgresLockWaiting {
    * Queues a call that will wait: one statement grants the lock or takes its
    * ticket (its place in line is its arrival), then it waits for its turn.
    */
-  async acquire(request: LockAcquireRequest, fences: number): Promise<LockGrant | null> {
-    const { key, owner, ttl } = request;
+  async acquire(request: LockAcquireRequest, ask: Ask): Promise<LockGrant | null> {
+    const { key, owner } = ask;
     // A first wait opens the LISTEN connection meanwhile; a release committed before LISTEN took effect
     // may not be heard, so such a waiter looks again as soon as it listens.
     const watch = { notified: false };
@@ -77,7 +79,7 @@ export class PostgresLockWaiting {
     const first = await this.database.bounded('acquire', key, async () => {
       this.watching(key, watch, true);
       try {
-        const queueing = this.store.attempt(key, owner, ttl, fences, null, true);
+        const queueing = this.store.attempt(ask, null, true);
         // (a cold LISTEN connection opens once the statement is on its way, so as not to hold it up)
         const listening = cold ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.listener.listen()) : this.listener.listen();
         const [queued, listened] = await Promise.allSettled([queueing, listening]);
@@ -93,13 +95,13 @@ export class PostgresLockWaiting {
         this.watching(key, watch, false);
       }
     });
-    if (first.token !== null) return { fencingToken: first.token, fences };
+    if (first.token !== null) return { fencingToken: first.token, fences: ask.fences };
     if (first.ticket === null) return null; // cannot happen: not granted means queued
     if (request.signal?.aborted || this.database.closed) {
       await this.tickets.dropNow([first.ticket]);
       return null;
     }
-    return this.wait(request, fences, first.ticket, watch.notified || cold ? 0 : (first.heldMs ?? first.aheadMs ?? 50));
+    return this.wait(request, ask, first.ticket, watch.notified || cold ? 0 : (first.heldMs ?? first.aheadMs ?? 50));
   }
 
   /**
@@ -165,16 +167,13 @@ export class PostgresLockWaiting {
   }
 
   /** Joins the local queue with the ticket just taken; `recheckMs`: when to look again unless woken first. */
-  private wait(request: LockAcquireRequest, fences: number, ticket: string, recheckMs: number): Promise<LockGrant | null> {
-    const { key, owner, ttl, signal, waitTimeout } = request;
+  private wait(request: LockAcquireRequest, ask: Ask, ticket: string, recheckMs: number): Promise<LockGrant | null> {
+    const { signal, waitTimeout } = request;
     return new Promise<LockGrant | null>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const onAbort = (): void => this.leave(waiter);
       const waiter: Waiter = {
-        key,
-        owner,
-        ttl,
-        fences,
+        ...ask,
         ticket,
         done: false,
         settle: (result) => {
@@ -252,7 +251,7 @@ export class PostgresLockWaiting {
     let next: number | undefined;
     const sent = performance.now(); // the lease starts on the server after this
     try {
-      const r = await this.database.bounded('acquire', key, () => this.store.attempt(key, head.owner, head.ttl, head.fences, head.ticket));
+      const r = await this.database.bounded('acquire', key, () => this.store.attempt(head, head.ticket));
       const leaseStartedAt = r.token === null ? (queue.failedAt ?? sent) : sent;
       queue.failures = 0;
       queue.failedAt = undefined;
@@ -271,8 +270,10 @@ export class PostgresLockWaiting {
         } else {
           head.settle({ fencingToken: token, fences: head.fences, queued: true, leaseStartedAt });
         }
-        // The next one looks again when the new holder's lease would end (if it never releases).
+        // The next one looks again when the new holder's lease would end (if it never releases); at once
+        // after a shared or semaphore grant, which it may join.
         next = head.ttl;
+        if (head.shared || head.limit > 1) queue.again = true;
       } else {
         next = r.heldMs ?? r.aheadMs ?? 50;
       }

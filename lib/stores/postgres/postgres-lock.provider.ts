@@ -2,21 +2,16 @@ import { DEFAULT_COMMAND_TIMEOUT } from '../../contract/lock.constants.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { LockOptionsError } from '../../errors/lock.errors.js';
-import { keyTooLongMessage, optionMessage, providerOptionsMessage } from '../../errors/lock.messages.js';
+import { keyTooLongMessage, limitMismatchMessage, optionMessage, providerOptionsMessage } from '../../errors/lock.messages.js';
 import { assertPostgresConnection } from '../connection-options.validation.js';
 import { PostgresLockDatabase } from './postgres-lock-database.js';
 import type { PostgresLockProviderOptions } from './postgres-lock-options.interface.js';
+import type { QueryResultRow } from 'pg';
+import type { PostgresLockAsk } from './postgres-lock-wait-queue.js';
 import { PostgresLockWaiting, type PostgresLockAttempt } from './postgres-lock-waiting.js';
 import type { LockExtension } from '../../contract/lock-provider.js';
-import {
-  DEFAULT_POSTGRES_LOCK_TABLE,
-  pingSql,
-  postgresLockStatements,
-  postgresLockTables,
-  schemaSql,
-  type PostgresLockStatements,
-  type PostgresLockTables,
-} from './postgres-lock.sql.js';
+import { DEFAULT_POSTGRES_LOCK_TABLE, pingSql, postgresLockTables, schemaSql, type PostgresLockTables } from './postgres-lock-schema.sql.js';
+import { postgresLockStatements, type PostgresLockStatements } from './postgres-lock.sql.js';
 
 /** Longest lock key (prefix included), in UTF-8 bytes: well under what a btree index entry may hold. */
 const MAX_KEY_BYTES = 2_000;
@@ -52,6 +47,8 @@ export class PostgresLockProvider extends LockProvider {
   readonly kind = 'postgres';
   /** A grant reserves `request.fences` fencing tokens: the engine hands locks over locally. */
   override readonly fenceBlocks = true;
+  /** Semaphores (`limit`) and shared locks (`mode: 'shared'`): several holders of one name, each with its own lease. */
+  override readonly supports = { limit: true, shared: true } as const;
   /** The bound on every database call, in ms. */
   readonly commandTimeout: number;
   /** The lock table as configured (also the NOTIFY channel). */
@@ -63,6 +60,8 @@ export class PostgresLockProvider extends LockProvider {
   private readonly waiting: PostgresLockWaiting;
   /** How long a waiter's queue entry lives unless its process renews it. */
   private readonly waiterLease: number;
+  /** Keys and owners (`<owner> <key>`) granted a shared hold or a permit here: their extend and release try the statements of `holders` entries first. */
+  private readonly permitOwners = new Set<string>();
 
   /**
    * @throws {LockOptionsError} for an invalid option (checked now, before any connection).
@@ -106,7 +105,7 @@ export class PostgresLockProvider extends LockProvider {
       afterQuery: () => this.waiting.tickets.dropOrphans(),
     });
     const store = {
-      attempt: (...args: Parameters<typeof this.attempt>) => this.attempt(...args),
+      attempt: (ask: PostgresLockAsk, ticket: string | null, enqueue?: boolean) => this.attempt(ask, ticket, enqueue),
       release: (key: string, owner: string) => this.release(key, owner),
     };
     this.waiting = new PostgresLockWaiting(this.database, this.tables, this.sql, store, this.waiterLease);
@@ -126,46 +125,59 @@ export class PostgresLockProvider extends LockProvider {
   }
 
   /**
-   * One statement when the lock is free (or its lease ended). A waiting call
-   * takes a ticket in the waiters table and is woken by NOTIFY, by the
-   * holder's lease end, or after the listen connection reconnected.
+   * One statement when the lock is free (or its lease ended, or it admits one
+   * more holder). A waiting call takes a ticket in the waiters table and is
+   * woken by NOTIFY, by a holder's lease end, or after the listen connection
+   * reconnected.
+   * @throws {LockOptionsError} when the key is held or awaited with another `limit`.
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
    */
   async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
     const { key, owner, ttl } = request;
-    const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (Buffer.byteLength(key) > MAX_KEY_BYTES) {
       // The primary-key index takes about 2.7 kB per entry; fail clearly rather than with an index error.
       throw new LockOptionsError(keyTooLongMessage(key, Buffer.byteLength(key), MAX_KEY_BYTES));
     }
+    const shared = request.mode === 'shared';
+    const limit = shared || request.limit === undefined ? 1 : Math.max(1, Math.floor(request.limit));
+    const plain = !shared && limit === 1;
+    const fences = plain && request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
+    const ask: PostgresLockAsk = { key, owner, ttl, fences, shared, limit };
     const wait = request.wait && !request.signal?.aborted && request.waitTimeout !== 0;
     if (!wait) {
-      const once = await this.database.bounded('acquire', key, () => this.attempt(key, owner, ttl, fences, null));
+      const once = await this.database.bounded('acquire', key, () => this.attempt(ask, null));
       return once.token === null ? null : { fencingToken: once.token, fences };
     }
-    return this.waiting.acquire(request, fences);
+    return this.waiting.acquire(request, ask);
   }
 
   /**
-   * Sets the lease to end `ttl` ms from now, on the database's clock; a
-   * shorter lease notifies waiters.
+   * Sets the owner's lease (of a plain lock, or its own permit or shared hold)
+   * to end `ttl` ms from now, on the database's clock; a shorter lease
+   * notifies waiters.
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
    */
   async extend(key: string, owner: string, ttl: number): Promise<boolean> {
-    const rows = await this.database.bounded('extend', key, () => this.database.query(this.sql.extend, [key, owner, ttl, this.tables.raw]));
-    return rows.length > 0;
+    const extended = await this.database.bounded('extend', key, () =>
+      this.byHolder(key, owner, (permit) => this.database.query(permit ? this.sql.extendPermit : this.sql.extend, [key, owner, ttl, this.tables.raw])),
+    );
+    if (!extended) this.permitOwners.delete(`${owner} ${key}`);
+    return extended !== undefined;
   }
 
   /**
-   * Frees the row (it stays, with its fencing counter) and sends NOTIFY in
-   * the same statement.
+   * Frees the owner's hold (the row stays, with its fencing counter; other
+   * holders keep theirs) and sends NOTIFY in the same statement.
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
    */
   async release(key: string, owner: string): Promise<boolean> {
-    const rows = await this.database.bounded('release', key, () => this.database.query(this.sql.release, [key, owner, this.tables.raw]));
+    const row = await this.database.bounded('release', key, () =>
+      this.byHolder(key, owner, (permit) => this.database.query(permit ? this.sql.releasePermit : this.sql.release, [key, owner, this.tables.raw])),
+    );
+    this.permitOwners.delete(`${owner} ${key}`);
     // Our own waiters need not wait for the NOTIFY round trip.
-    if (rows.length > 0) this.waiting.wake(key, (rows[0].next as string | null) ?? '');
-    return rows.length > 0 && rows[0].live === true;
+    if (row) this.waiting.wake(key, (row.next as string | null) ?? '');
+    return row?.live === true;
   }
 
   /**
@@ -206,22 +218,29 @@ export class PostgresLockProvider extends LockProvider {
     }
   }
 
-  /** {@inheritDoc LockProvider.inspect} Reads the locks table in name order. */
+  /**
+   * {@inheritDoc LockProvider.inspect} Reads the locks table in name order,
+   * `request.limit` names a page, each with all its holders.
+   */
   async inspect(request: LockInspectRequest): Promise<LockInspectPage> {
     const rows = await this.database.bounded('inspect', undefined, () =>
       this.database.query(this.sql.inspect, [request.prefix, request.cursor ?? null, request.limit + 1]),
     );
-    const page = rows.slice(0, request.limit);
-    const locks = page.map((row): StoredLock => ({
-      key: row.name as string,
-      owner: row.owner as string,
-      permits: 1,
-      fencingToken: Number(row.token),
-      remainingMs: Number(row.remaining_ms),
-      ...(row.acquired_ms === null ? {} : { heldSince: Math.round(Number(row.acquired_ms)) }),
-      waiters: Number(row.waiters),
-    }));
-    return rows.length > page.length ? { locks, cursor: locks[locks.length - 1].key } : { locks };
+    const names = [...new Set(rows.map((row) => row.name as string))];
+    const more = names.length > request.limit;
+    const locks = rows
+      .filter((row) => !more || row.name !== names[request.limit])
+      .map((row): StoredLock => ({
+        key: row.name as string,
+        owner: row.owner as string,
+        permits: Number(row.permits),
+        mode: row.mode === 'shared' ? 'shared' : 'exclusive',
+        fencingToken: Number(row.token),
+        remainingMs: Number(row.remaining_ms),
+        ...(row.acquired_ms === null ? {} : { heldSince: Math.round(Number(row.acquired_ms)) }),
+        waiters: Number(row.waiters),
+      }));
+    return more ? { locks, cursor: names[request.limit - 1] } : { locks };
   }
 
   /**
@@ -257,31 +276,54 @@ export class PostgresLockProvider extends LockProvider {
     await this.database.end();
   }
 
-  /** One acquire statement: with `ticket` for a queued waiter; with `enqueue`, a first attempt that takes a ticket if not granted. */
-  private async attempt(key: string, owner: string, ttl: number, fences: number, ticket: string | null, enqueue = false): Promise<PostgresLockAttempt> {
-    const rows = await this.database.query(this.sql.acquire, [key, owner, ttl, ticket, enqueue ? this.waiterLease : null, fences]);
+  /**
+   * One acquire statement: with `ticket` for a queued waiter; with `enqueue`, a first attempt that takes a ticket if not granted.
+   * @throws {LockOptionsError} when a first attempt finds the key held or awaited with another limit.
+   */
+  private async attempt(ask: PostgresLockAsk, ticket: string | null, enqueue = false): Promise<PostgresLockAttempt> {
+    const { key, owner, ttl, fences, shared, limit } = ask;
+    const lease = enqueue ? this.waiterLease : null;
+    const rows =
+      shared || limit > 1
+        ? await this.database.query(this.sql.acquirePermit, [key, owner, ttl, ticket, lease, shared ? 'shared' : 'exclusive', limit, this.tables.raw])
+        : await this.database.query(this.sql.acquire, [key, owner, ttl, ticket, lease, fences]);
     const row = rows[0] ?? {};
     const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-    return {
-      token: num(row.token),
-      ticket: (row.ticket as string | null) ?? null,
-      mine: ticket === null ? null : num(row.mine),
-      heldMs: num(row.held_ms),
-      aheadMs: num(row.ahead_ms),
-    };
+    if (row.conflict !== null && row.conflict !== undefined) throw new LockOptionsError(limitMismatchMessage(key, Number(row.conflict), limit));
+    const answer = { token: num(row.token), ticket: (row.ticket as string | null) ?? null, mine: ticket === null ? null : num(row.mine) };
+    if ((shared || limit > 1) && (answer.token !== null || answer.mine !== null)) this.permitOwners.add(`${owner} ${key}`);
+    return { ...answer, heldMs: num(row.held_ms), aheadMs: num(row.ahead_ms) };
+  }
+
+  /**
+   * Runs the statement of a `holders` entry for an owner granted one here,
+   * else the plain lock's; then the other one if the first found nothing (an
+   * entry granted by another provider). Answers the row, if any.
+   */
+  private async byHolder(key: string, owner: string, run: (permit: boolean) => Promise<QueryResultRow[]>): Promise<QueryResultRow | undefined> {
+    const permit = this.permitOwners.has(`${owner} ${key}`);
+    return (await run(permit))[0] ?? (await run(!permit))[0];
   }
 
   /**
    * {@inheritDoc LockProvider.extendMany}
-   * One statement (an `UPDATE` from arrays) for all the locks.
+   * One statement (an `UPDATE` from arrays) for all the plain locks; shared
+   * holds and permits granted here are extended one by one, alongside.
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
    */
   async extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
-    if (locks.length === 0) return [];
-    const values = [locks.map((l) => l.key), locks.map((l) => l.owner), locks.map((l) => l.ttl), this.tables.raw];
-    const rows = await this.database.bounded('extend', locks[0].key, () => this.database.query(this.sql.extendMany, values));
     const out = locks.map(() => false);
-    for (const row of rows) out[(row.i as number) - 1] = true;
+    const plain = locks.flatMap((l, i) => (this.permitOwners.has(`${l.owner} ${l.key}`) ? [] : [i]));
+    const batch = async (): Promise<void> => {
+      if (plain.length === 0) return;
+      const values = [plain.map((i) => locks[i].key), plain.map((i) => locks[i].owner), plain.map((i) => locks[i].ttl), this.tables.raw];
+      const rows = await this.database.bounded('extend', locks[plain[0]].key, () => this.database.query(this.sql.extendMany, values));
+      for (const row of rows) out[plain[(row.i as number) - 1]] = true;
+    };
+    const entries = locks.map(async (l, i) => {
+      if (!plain.includes(i)) out[i] = await this.extend(l.key, l.owner, l.ttl);
+    });
+    await Promise.all([batch(), ...entries]);
     return out;
   }
 }

@@ -1,102 +1,75 @@
-import { LockOptionsError } from '../../errors/lock.errors.js';
-import { optionMessage, tableNameMessage } from '../../errors/lock.messages.js';
+/**
+ * Every lock statement of the PostgreSQL store (the tables and their DDL are in
+ * `postgres-lock-schema.sql.ts`).
+ */
+import type { PostgresLockTables } from './postgres-lock-schema.sql.js';
 
-/** Default lock table of {@link PostgresLockProvider}. */
-export const DEFAULT_POSTGRES_LOCK_TABLE = 'nest_locks';
-
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const WAITERS_SUFFIX = '_waiters';
-const INDEX_SUFFIX = '_waiters_name_idx';
 /** `$n` ms as an interval. */
 const MS = `* interval '1 millisecond'`;
 
-/**
- * The identifiers of one lock table, quoted for SQL.
- * @internal
+/*
+ * A lock row holds either one plain holder (exclusive, limit 1) in `owner`,
+ * `expires_at` and `acquired_at`, or several holders (shared, or a semaphore's
+ * permits) in `holders`: a JSON array of {o: owner, t: fencing token, e: lease
+ * end, s: grant time (epoch ms, database clock), m: mode}, with the semaphore's
+ * limit in `permits` and `expires_at` at or after every entry's lease end (for
+ * prune). Every grant is decided on the row itself, under its row lock, so two
+ * statements never both take the last permit.
  */
-export interface PostgresLockTables {
-  /** As given: also the NOTIFY channel. */
-  readonly raw: string;
-  /** The lock table. */
-  readonly locks: string;
-  /** The FIFO queue of waiters, `<table>_waiters`. */
-  readonly waiters: string;
-  /** The waiters' index, `<table>_waiters_name_idx` (in the table's schema). */
-  readonly index: string;
-}
+const NOW_MS = `(extract(epoch FROM clock_timestamp()) * 1000)::float8`;
+const NOW_US = `(extract(epoch FROM clock_timestamp()) * 1000000)::bigint`;
+/** The live entries `h` of lock row `l` (a `FROM ... WHERE` fragment). */
+const LIVE = `jsonb_array_elements(coalesce(l.holders, '[]'::jsonb)) h WHERE (h->>'e')::float8 > ${NOW_MS}`;
+/** Lock row `l` has a live plain holder. */
+const PLAIN_HELD = `l.owner IS NOT NULL AND l.expires_at > clock_timestamp()`;
+/** A NOTIFY payload's `<ticket>,<ms>` of waiter row `w`. */
+const NEXT = `w.ticket::text || ',' || ceil(extract(epoch FROM w.expires_at - clock_timestamp()) * 1000)::bigint`;
+
+/** The live waiters ahead (all, or those before ticket $4), and the greatest other limit than `limit` an exclusive one asked. */
+const ahead = (n: PostgresLockTables, limit: string): string => `ahead AS (
+  SELECT count(*) AS n, min(w.expires_at) AS soonest, max(w.permits) FILTER (WHERE w.mode = 'exclusive' AND w.permits <> ${limit}) AS other
+  FROM ${n.waiters} w WHERE w.name = $1 AND w.expires_at > clock_timestamp() AND ($4::bigint IS NULL OR w.ticket < $4::bigint)
+)`;
 
 /**
- * Checks a `tableName` option (`table` or `schema.table`: letters, digits, `_`;
- * at most 63 characters) and quotes its parts.
- * @throws {LockOptionsError} for a name that is not such an identifier.
- * @internal
+ * The CTEs after a grant. `clash`, for a first exclusive attempt not granted:
+ * the other limit than `limit` the key is held or awaited with. A granted
+ * waiter leaves the queue; a first attempt not granted takes a ticket (unless
+ * it clashes); stale entries go.
  */
-export function postgresLockTables(tableName: unknown): PostgresLockTables {
-  const where = 'PostgresLockProvider';
-  if (typeof tableName !== 'string') {
-    throw new LockOptionsError(optionMessage(where, 'tableName', 'a string', tableName));
-  }
-  const parts = tableName.split('.');
-  const table = parts[parts.length - 1];
-  if (parts.length > 2 || !parts.every((p) => IDENT.test(p)) || tableName.length > 63 || table.length + INDEX_SUFFIX.length > 63) {
-    throw new LockOptionsError(tableNameMessage(where, tableName, 63 - INDEX_SUFFIX.length));
-  }
-  const quote = (p: string): string => `"${p}"`;
-  const schema = parts.length === 2 ? `${quote(parts[0])}.` : '';
-  return {
-    raw: tableName,
-    locks: schema + quote(table),
-    waiters: schema + quote(table + WAITERS_SUFFIX),
-    index: quote(table + INDEX_SUFFIX),
-  };
-}
+const afterGrant = (n: PostgresLockTables, mode: string, limit: string): string => `clash AS (
+  SELECT coalesce(ahead.other, nullif((SELECT CASE WHEN ${PLAIN_HELD} THEN 1 WHEN EXISTS (SELECT 1 FROM ${LIVE} AND h->>'m' = 'exclusive') THEN l.permits END
+    FROM ${n.locks} l WHERE l.name = $1), ${limit})) AS recorded
+  FROM ahead WHERE $4::bigint IS NULL AND ${mode} = 'exclusive' AND NOT EXISTS (SELECT 1 FROM granted)
+), dequeued AS (
+  DELETE FROM ${n.waiters} w WHERE $4::bigint IS NOT NULL AND w.ticket = $4::bigint AND EXISTS (SELECT 1 FROM granted)
+), enqueued AS (
+  INSERT INTO ${n.waiters} (name, owner, expires_at, mode, permits)
+  SELECT $1, $2, clock_timestamp() + $5::float8 ${MS}, ${mode}, ${limit}
+  WHERE $5::float8 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM granted) AND NOT EXISTS (SELECT 1 FROM clash WHERE recorded IS NOT NULL)
+  RETURNING ticket
+), pruned AS (
+  DELETE FROM ${n.waiters} w WHERE $5::float8 IS NOT NULL AND w.name = $1 AND w.expires_at < clock_timestamp() - interval '1 minute'
+)`;
+
+/** The answer of both acquire statements; `token` from `granted`, `mine` from lock row `l`. */
+const answer = (n: PostgresLockTables, token: string, mine: string): string => `SELECT (SELECT ${token} FROM granted)::float8 AS token,
+  (SELECT ticket::text FROM enqueued) AS ticket, (SELECT ${mine} FROM ${n.locks} l WHERE l.name = $1)::float8 AS mine,
+  (SELECT CASE WHEN ${PLAIN_HELD} THEN extract(epoch FROM l.expires_at - clock_timestamp()) * 1000
+     ELSE (SELECT min((h->>'e')::float8) FROM ${LIVE}) - ${NOW_MS} END FROM ${n.locks} l WHERE l.name = $1)::float8 AS held_ms,
+  (SELECT extract(epoch FROM ahead.soonest - clock_timestamp()) * 1000 FROM ahead)::float8 AS ahead_ms, (SELECT recorded FROM clash) AS conflict`;
 
 /**
- * The DDL of the lock table and the waiters' queue (idempotent: `IF NOT EXISTS`;
- * adds `acquired_at` to a lock table created before it existed).
- * @internal
- */
-export function schemaSql(n: PostgresLockTables): string {
-  return `CREATE TABLE IF NOT EXISTS ${n.locks} (
-  name          text        PRIMARY KEY,
-  owner         text,
-  fencing_token bigint      NOT NULL,
-  expires_at    timestamptz NOT NULL,
-  acquired_at   timestamptz
-);
-ALTER TABLE ${n.locks} ADD COLUMN IF NOT EXISTS acquired_at timestamptz;
-CREATE TABLE IF NOT EXISTS ${n.waiters} (
-  ticket     bigserial   PRIMARY KEY,
-  name       text        NOT NULL,
-  owner      text        NOT NULL,
-  expires_at timestamptz NOT NULL
-);
-CREATE INDEX IF NOT EXISTS ${n.index} ON ${n.waiters} (name, ticket);
-`;
-}
-
-/**
- * The SQL that creates the default tables (`nest_locks`, `nest_locks_waiters`),
- * for migrations; same as `PostgresLockProvider.schemaSql()`.
- */
-export const POSTGRES_LOCK_SCHEMA_SQL: string = schemaSql(postgresLockTables(DEFAULT_POSTGRES_LOCK_TABLE));
-
-/**
- * {@link schemaSql} behind a transaction-level advisory lock, as one simple-protocol
- * query (one transaction): instances that start together do not race on the catalog.
- * @internal
- */
-export const createSchemaSql = (n: PostgresLockTables): string => `SELECT pg_advisory_xact_lock(hashtext('nest-lock schema ${n.raw}'));\n${schemaSql(n)}`;
-
-/**
- * Acquire, in one statement: insert the row, or take over a row that is
- * released (owner NULL) or whose lease ended, unless a live waiter with an
- * earlier ticket is queued for the name (FIFO across processes). A granted
- * waiter leaves the queue in the same statement. When not granted, the answer
- * says when to look again: the holder's remaining lease (`held_ms`), else the
- * lease of the earliest waiter ahead (`ahead_ms`; it may have died). `mine` is
- * the token when this owner already holds the row: a retry after an error
- * whose first attempt had committed.
+ * Acquire a plain lock (exclusive, limit 1), in one statement: insert the row,
+ * or take over a row that no one holds (owner NULL or lease ended, no live
+ * entry in `holders`), unless a live waiter with an earlier ticket is queued
+ * for the name (FIFO across processes). A granted waiter leaves the queue in
+ * the same statement. When not granted, the answer says when to look again:
+ * the holders' soonest lease end (`held_ms`), else the lease of the earliest
+ * waiter ahead (`ahead_ms`; it may have died). `mine` is the token when this
+ * owner already holds the row: a retry after an error whose first attempt had
+ * committed. `conflict`: the other limit the key is held or awaited with (a
+ * first attempt then neither waits nor is granted).
  *
  * The grant's time goes to `acquired_at` (what inspection calls "held since").
  * Parameters: $1 name, $2 owner, $3 ttl ms, $4 the waiter's ticket (or NULL),
@@ -110,36 +83,54 @@ export const createSchemaSql = (n: PostgresLockTables): string => `SELECT pg_adv
  * per grant, far less than one per microsecond).
  * @internal
  */
-export const acquireSql = (n: PostgresLockTables): string => `WITH ahead AS (
-  SELECT count(*) AS n, min(w.expires_at) AS soonest FROM ${n.waiters} w
-  WHERE w.name = $1 AND w.expires_at > clock_timestamp() AND ($4::bigint IS NULL OR w.ticket < $4::bigint)
-), granted AS (
+export const acquireSql = (n: PostgresLockTables): string => `WITH ${ahead(n, '1')}, granted AS (
   INSERT INTO ${n.locks} AS l (name, owner, fencing_token, expires_at, acquired_at)
-  SELECT $1, $2, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + $6::bigint - 1, clock_timestamp() + $3::float8 ${MS}, clock_timestamp()
+  SELECT $1, $2, ${NOW_US} + $6::bigint - 1, clock_timestamp() + $3::float8 ${MS}, clock_timestamp()
   FROM ahead WHERE ahead.n = 0
   ON CONFLICT (name) DO UPDATE
-    SET owner = EXCLUDED.owner, fencing_token = l.fencing_token + $6::bigint, expires_at = EXCLUDED.expires_at, acquired_at = EXCLUDED.acquired_at
-    WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp()
+    SET owner = EXCLUDED.owner, fencing_token = l.fencing_token + $6::bigint, expires_at = EXCLUDED.expires_at, acquired_at = EXCLUDED.acquired_at,
+      holders = NULL, permits = NULL
+    WHERE (l.owner IS NULL OR l.expires_at <= clock_timestamp()) AND (l.holders IS NULL OR NOT EXISTS (SELECT 1 FROM ${LIVE}))
   RETURNING l.fencing_token
-), dequeued AS (
-  DELETE FROM ${n.waiters} w WHERE $4::bigint IS NOT NULL AND w.ticket = $4::bigint AND EXISTS (SELECT 1 FROM granted)
-), enqueued AS (
-  INSERT INTO ${n.waiters} (name, owner, expires_at)
-  SELECT $1, $2, clock_timestamp() + $5::float8 ${MS} WHERE $5::float8 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM granted)
-  RETURNING ticket
-), pruned AS (
-  DELETE FROM ${n.waiters} w WHERE $5::float8 IS NOT NULL AND w.name = $1 AND w.expires_at < clock_timestamp() - interval '1 minute'
-)
-SELECT (SELECT fencing_token - $6::bigint + 1 FROM granted)::float8 AS token, (SELECT ticket::text FROM enqueued) AS ticket,
-  (SELECT CASE WHEN l.owner = $2 AND l.expires_at > clock_timestamp() THEN l.fencing_token - $6::bigint + 1 END FROM ${n.locks} l WHERE l.name = $1)::float8 AS mine,
-  (SELECT CASE WHEN l.owner IS NOT NULL AND l.expires_at > clock_timestamp()
-     THEN extract(epoch FROM l.expires_at - clock_timestamp()) * 1000 END FROM ${n.locks} l WHERE l.name = $1)::float8 AS held_ms,
-  (SELECT extract(epoch FROM ahead.soonest - clock_timestamp()) * 1000 FROM ahead)::float8 AS ahead_ms`;
+), ${afterGrant(n, `'exclusive'`, '1')}
+${answer(n, 'fencing_token - $6::bigint + 1', `CASE WHEN l.owner = $2 AND l.expires_at > clock_timestamp() THEN l.fencing_token - $6::bigint + 1 END`)}`;
 
 /**
- * Extend ($1 name, $2 owner, $3 ttl ms, $4 channel): a row when extended. When
- * it shortens the lease (`holdAtLeast` on release), waiters are notified, so
- * that they look again at the new end instead of the old one.
+ * Acquire as one of several holders: shared ($6 `'shared'`) or one of $7
+ * exclusive permits (a semaphore), as {@link acquireSql} does (same answer,
+ * same $1–$5; one fencing token). Granted when the row has no plain holder
+ * and its live entries admit the request (shared: none exclusive; exclusive:
+ * none shared, fewer than $7, recorded with limit $7), and no live waiter is
+ * ahead. Dead entries are dropped on the way. A waiter granted with its ticket
+ * notifies the next live waiter on channel $8: it may enter too.
+ * @internal
+ */
+export const acquirePermitSql = (n: PostgresLockTables): string => `WITH ${ahead(n, '$7::int')}, granted AS (
+  INSERT INTO ${n.locks} AS l (name, fencing_token, expires_at, holders, permits)
+  SELECT $1, z.t, clock_timestamp() + $3::float8 ${MS}, jsonb_build_array(${entry('z.t')}), CASE WHEN $6::text = 'exclusive' THEN $7::int END
+  FROM ahead, (SELECT ${NOW_US} AS t) z WHERE ahead.n = 0
+  ON CONFLICT (name) DO UPDATE
+    SET owner = NULL, fencing_token = l.fencing_token + 1, expires_at = greatest(l.expires_at, EXCLUDED.expires_at), permits = EXCLUDED.permits,
+      holders = coalesce((SELECT jsonb_agg(h) FROM ${LIVE}), '[]'::jsonb) || jsonb_build_array(${entry('l.fencing_token + 1')})
+    WHERE (l.owner IS NULL OR l.expires_at <= clock_timestamp()) AND (SELECT CASE WHEN $6::text = 'shared' THEN bool_and(h->>'m' = 'shared') IS NOT FALSE
+      ELSE bool_and(h->>'m' = 'exclusive') IS NOT FALSE AND count(*) < $7::int AND (count(*) = 0 OR l.permits = $7::int) END FROM ${LIVE})
+  RETURNING l.fencing_token
+), ${afterGrant(n, '$6::text', '$7::int')}, chained AS (
+  SELECT pg_notify($8, ${NEXT} || ':' || $1) FROM ${n.waiters} w
+  WHERE $4::bigint IS NOT NULL AND EXISTS (SELECT 1 FROM granted) AND w.name = $1 AND w.ticket > $4::bigint AND w.expires_at > clock_timestamp()
+  ORDER BY w.ticket LIMIT 1
+)
+${answer(n, 'fencing_token', `(SELECT (h->>'t')::float8 FROM ${LIVE} AND h->>'o' = $2 LIMIT 1)`)}, (SELECT count(*) FROM chained)::int AS chained`;
+
+/** A new entry of `holders` for owner $2, lease $3 ms, mode $6, with fencing token `token`. */
+function entry(token: string): string {
+  return `jsonb_build_object('o', $2::text, 't', ${token}, 'e', ${NOW_MS} + $3::float8, 's', ${NOW_MS}, 'm', $6::text)`;
+}
+
+/**
+ * Extend ($1 name, $2 owner, $3 ttl ms, $4 channel) a plain lock: a row when
+ * extended. When it shortens the lease (`holdAtLeast` on release), waiters
+ * are notified, so that they look again at the new end instead of the old one.
  * @internal
  */
 export const extendSql = (n: PostgresLockTables): string => `WITH old AS (
@@ -150,21 +141,52 @@ export const extendSql = (n: PostgresLockTables): string => `WITH old AS (
 )
 SELECT CASE WHEN u.shorter THEN pg_notify($4, ':' || $1) END IS NULL AS ok FROM u`;
 
+/** Lock row `l` of name $1 has an entry (live or not) of owner $2 in `holders`. */
+const ENTRY_OF = `l.name = $1 AND l.holders @> jsonb_build_array(jsonb_build_object('o', $2::text))`;
+
 /**
- * Release ($1 name, $2 owner, $3 channel) keeps the row with owner NULL: it
- * carries the name's fencing counter (see {@link pruneSql}). NOTIFY goes out
- * in the same statement, so waiters in every process wake when it commits.
- * Payloads are `<ticket>,<ms>:<name>`: the first live ticket in line and the
- * ms left of its queue entry's lease (also answered as `next`); an empty
- * `<ticket>,<ms>` wakes every process. `live`: the lease had not ended.
+ * {@link extendSql} for the owner's entry in `holders` (a shared hold or a
+ * permit); the row's `expires_at` stays at or after every entry's end.
+ * @internal
+ */
+export const extendPermitSql = (n: PostgresLockTables): string => `WITH old AS (
+  SELECT (SELECT (h->>'e')::float8 FROM ${LIVE} AND h->>'o' = $2 LIMIT 1) AS ends FROM ${n.locks} l WHERE ${ENTRY_OF} FOR UPDATE
+), u AS (
+  UPDATE ${n.locks} l SET expires_at = greatest(l.expires_at, clock_timestamp() + $3::float8 ${MS}),
+    holders = (SELECT jsonb_agg(CASE WHEN h->>'o' = $2 THEN jsonb_set(h, '{e}', to_jsonb(${NOW_MS} + $3::float8)) ELSE h END) FROM jsonb_array_elements(l.holders) h)
+  FROM old WHERE ${ENTRY_OF} AND old.ends > ${NOW_MS} RETURNING ${NOW_MS} + $3::float8 < old.ends AS shorter
+)
+SELECT CASE WHEN u.shorter THEN pg_notify($4, ':' || $1) END IS NULL AS ok FROM u`;
+
+/** The first live waiter of name $1, as a NOTIFY payload's `<ticket>,<ms>`. */
+const nextOf = (n: PostgresLockTables): string =>
+  `nxt AS (SELECT ${NEXT} AS next FROM ${n.waiters} w WHERE w.name = $1 AND w.expires_at > clock_timestamp() ORDER BY w.ticket LIMIT 1)`;
+
+/**
+ * Release ($1 name, $2 owner, $3 channel) a plain lock: the row stays with
+ * owner NULL (it carries the name's fencing counter; see {@link pruneSql}).
+ * NOTIFY goes out in the same statement, so waiters in every process wake
+ * when it commits. Payloads are `<ticket>,<ms>:<name>`: the first live ticket
+ * in line and the ms left of its queue entry's lease (also answered as
+ * `next`); an empty `<ticket>,<ms>` wakes every process. `live`: the lease
+ * had not ended.
  * @internal
  */
 export const releaseSql = (n: PostgresLockTables): string => `WITH r AS (
   UPDATE ${n.locks} SET owner = NULL WHERE name = $1 AND owner = $2 RETURNING name, expires_at > clock_timestamp() AS live
-), nxt AS (
-  SELECT w.ticket::text || ',' || ceil(extract(epoch FROM w.expires_at - clock_timestamp()) * 1000)::bigint AS next
-  FROM ${n.waiters} w WHERE w.name = $1 AND w.expires_at > clock_timestamp() ORDER BY w.ticket LIMIT 1
-)
+), ${nextOf(n)}
+SELECT r.live, nxt.next, pg_notify($3, coalesce(nxt.next, '') || ':' || r.name) IS NULL AS notified FROM r LEFT JOIN nxt ON true`;
+
+/**
+ * {@link releaseSql} for the owner's entry in `holders`: removes it (and the
+ * dead ones). `live` is read from the statement's snapshot: only the owner
+ * changes its entry's lease.
+ * @internal
+ */
+export const releasePermitSql = (n: PostgresLockTables): string => `WITH r AS (
+  UPDATE ${n.locks} l SET holders = coalesce((SELECT jsonb_agg(h) FROM ${LIVE} AND h->>'o' <> $2), '[]'::jsonb)
+  WHERE ${ENTRY_OF} RETURNING l.name, EXISTS (SELECT 1 FROM ${n.locks} l, ${LIVE} AND l.name = $1 AND h->>'o' = $2) AS live
+), ${nextOf(n)}
 SELECT r.live, nxt.next, pg_notify($3, coalesce(nxt.next, '') || ':' || r.name) IS NULL AS notified FROM r LEFT JOIN nxt ON true`;
 
 /**
@@ -174,24 +196,32 @@ SELECT r.live, nxt.next, pg_notify($3, coalesce(nxt.next, '') || ':' || r.name) 
  */
 export const dequeueSql = (n: PostgresLockTables): string => `WITH d AS (DELETE FROM ${n.waiters} WHERE ticket = ANY($1::bigint[]) RETURNING name)
 SELECT pg_notify($2, coalesce((
-  SELECT w.ticket::text || ',' || ceil(extract(epoch FROM w.expires_at - clock_timestamp()) * 1000)::bigint FROM ${n.waiters} w
+  SELECT ${NEXT} FROM ${n.waiters} w
   WHERE w.name = x.name AND w.expires_at > clock_timestamp() AND w.ticket <> ALL($1::bigint[]) ORDER BY w.ticket LIMIT 1
 ), '') || ':' || x.name) IS NULL
 FROM (SELECT DISTINCT name FROM d) x`;
 
 /**
  * One page of the held locks under a prefix ($1), after the cursor ($2), at
- * most $3 rows, in name order (the primary key), with their live waiters.
+ * most $3 names, in name order (the primary key): one row per live holder,
+ * with its mode and the key's permits, and the name's live waiters.
  * @internal
  */
-export const inspectSql = (n: PostgresLockTables): string => `SELECT l.name, l.owner, l.fencing_token::float8 AS token,
-  (extract(epoch FROM l.expires_at - clock_timestamp()) * 1000)::float8 AS remaining_ms,
-  (extract(epoch FROM l.acquired_at) * 1000)::float8 AS acquired_ms,
+export const inspectSql = (n: PostgresLockTables): string => `WITH page AS (
+  SELECT l.* FROM ${n.locks} l
+  WHERE l.name >= $1 AND starts_with(l.name, $1) AND ($2::text IS NULL OR l.name > $2::text) AND (${PLAIN_HELD} OR EXISTS (SELECT 1 FROM ${LIVE}))
+  ORDER BY l.name LIMIT $3::int
+)
+SELECT l.name, x.owner, x.token, x.remaining_ms, x.acquired_ms, x.mode, x.permits,
   (SELECT count(*) FROM ${n.waiters} w WHERE w.name = l.name AND w.expires_at > clock_timestamp())::int AS waiters
-FROM ${n.locks} l
-WHERE l.name >= $1 AND starts_with(l.name, $1) AND ($2::text IS NULL OR l.name > $2::text)
-  AND l.owner IS NOT NULL AND l.expires_at > clock_timestamp()
-ORDER BY l.name LIMIT $3::int`;
+FROM page l CROSS JOIN LATERAL (
+  SELECT l.owner, l.fencing_token::float8 AS token, (extract(epoch FROM l.expires_at - clock_timestamp()) * 1000)::float8 AS remaining_ms,
+    (extract(epoch FROM l.acquired_at) * 1000)::float8 AS acquired_ms, 'exclusive' AS mode, 1 AS permits WHERE ${PLAIN_HELD}
+  UNION ALL
+  SELECT h->>'o', (h->>'t')::float8, (h->>'e')::float8 - ${NOW_MS}, (h->>'s')::float8, h->>'m', CASE WHEN h->>'m' = 'shared' THEN 1 ELSE l.permits END
+  FROM ${LIVE}
+) x
+ORDER BY l.name, x.token`;
 
 /**
  * Deletes a batch ($2) of rows whose lease ended more than $1 ms ago (nobody
@@ -215,11 +245,13 @@ export const pruneSql = (n: PostgresLockTables): string => `WITH gone AS (
 SELECT count(*)::int AS n FROM gone`;
 
 /**
- * Who holds lock $1 now (a live lease): `owner` and `ms` left.
+ * Who holds lock $1 now (a live lease): `owner` and `ms` left; of several holders, the one whose lease ends last.
  * @internal
  */
-export const holderSql = (n: PostgresLockTables): string => `SELECT owner, extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS ms FROM ${n.locks}
-WHERE name = $1 AND owner IS NOT NULL AND expires_at > clock_timestamp()`;
+export const holderSql = (n: PostgresLockTables): string => `SELECT x.owner, x.ms FROM ${n.locks} l CROSS JOIN LATERAL (
+  SELECT l.owner, extract(epoch FROM l.expires_at - clock_timestamp()) * 1000 AS ms WHERE ${PLAIN_HELD}
+  UNION ALL SELECT h->>'o', (h->>'e')::float8 - ${NOW_MS} FROM ${LIVE}
+) x WHERE l.name = $1 ORDER BY x.ms DESC LIMIT 1`;
 
 /**
  * Renews the queue entries $1 (tickets) for $2 ms: a waiting process is alive.
@@ -235,8 +267,11 @@ export const heartbeatSql = (n: PostgresLockTables): string =>
 export function postgresLockStatements(n: PostgresLockTables) {
   return {
     acquire: acquireSql(n),
+    acquirePermit: acquirePermitSql(n),
     extend: extendSql(n),
+    extendPermit: extendPermitSql(n),
     release: releaseSql(n),
+    releasePermit: releasePermitSql(n),
     dequeue: dequeueSql(n),
     inspect: inspectSql(n),
     prune: pruneSql(n),
@@ -250,38 +285,19 @@ export function postgresLockStatements(n: PostgresLockTables) {
 export type PostgresLockStatements = ReturnType<typeof postgresLockStatements>;
 
 /**
- * A read of the lock table that returns nothing: a missing table fails it.
- * @internal
- */
-export const pingSql = (n: PostgresLockTables): string => `SELECT 1 FROM ${n.locks} LIMIT 0`;
-
-/**
- * Subscribes a connection to the table's NOTIFY channel.
- * @internal
- */
-export const listenSql = (n: PostgresLockTables): string => `LISTEN "${n.raw}"`;
-
-/**
- * A round trip that proves a connection alive.
- * @internal
- */
-export const ALIVE_SQL = 'SELECT 1';
-
-/**
  * Extend of many locks in one statement ($1 names, $2 owners, $3 ttls in ms,
  * $4 channel): a row `i` (the 1-based place in the arrays) per lock extended,
  * as {@link extendSql} per lock (owner-checked, a live lease; a shorter lease
  * notifies waiters). Rows are locked in name order: two batches never deadlock.
+ * Plain locks only: the provider extends `holders` entries one by one.
  * @internal
  */
-export const extendManySql = (n: PostgresLockTables): string => `WITH req AS (
-  SELECT r.name, r.owner, r.ttl, r.i FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS r(name, owner, ttl, i)
-), old AS (
-  SELECT l.name, l.expires_at FROM ${n.locks} l JOIN req ON l.name = req.name AND l.owner = req.owner
+export const extendManySql = (n: PostgresLockTables): string => `WITH old AS (
+  SELECT l.name, l.owner, l.expires_at, r.ttl, r.i FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS r(name, owner, ttl, i)
+  JOIN ${n.locks} l ON l.name = r.name AND l.owner = r.owner
   WHERE l.expires_at > clock_timestamp() ORDER BY l.name FOR UPDATE OF l
 ), u AS (
-  UPDATE ${n.locks} l SET expires_at = clock_timestamp() + req.ttl ${MS} FROM req, old
-  WHERE l.name = req.name AND l.owner = req.owner AND old.name = l.name
-  RETURNING req.i, l.name, l.expires_at < old.expires_at AS shorter
+  UPDATE ${n.locks} l SET expires_at = clock_timestamp() + old.ttl ${MS} FROM old
+  WHERE l.name = old.name AND l.owner = old.owner RETURNING old.i, l.name, l.expires_at < old.expires_at AS shorter
 )
 SELECT u.i::int AS i, CASE WHEN u.shorter THEN pg_notify($4, ':' || u.name) END IS NULL AS ok FROM u`;

@@ -1,5 +1,5 @@
 /**
- * The SQL module against the real server: the DDL and every statement run as
+ * The SQL modules (tables and statements) against the real server: the DDL and every statement run as
  * the provider runs them (named prepared statements), on a table whose name
  * needs its quotes (mixed case, a reserved word, in a schema of its own).
  */
@@ -7,15 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { PostgresLockProvider, POSTGRES_LOCK_SCHEMA_SQL } from '../../../lib/stores/postgres/index.js';
-import {
-  ALIVE_SQL,
-  createSchemaSql,
-  listenSql,
-  pingSql,
-  postgresLockStatements,
-  postgresLockTables,
-  schemaSql,
-} from '../../../lib/stores/postgres/postgres-lock.sql.js';
+import { ALIVE_SQL, createSchemaSql, listenSql, pingSql, postgresLockTables, schemaSql } from '../../../lib/stores/postgres/postgres-lock-schema.sql.js';
+import { postgresLockStatements } from '../../../lib/stores/postgres/postgres-lock.sql.js';
 import { POSTGRES_URL, sql } from '../../support/pg-test-env.js';
 import { repoRoot } from '../../support/paths.js';
 
@@ -106,6 +99,52 @@ test('every lock statement runs on the quoted table and answers the columns the 
   expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toHaveLength(1);
   expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toEqual([]);
   expect(await run(statements.prune, [60_000, 10])).toEqual([{ n: 0 }]);
+});
+
+test('the statements of several holders run on the quoted table: shared holds and permits, extend, release, inspect, holder', async () => {
+  const channel = tables.raw;
+  const reader = await run(statements.acquirePermit, ['rw', 'r1', 10_000, null, null, 'shared', 1, channel]);
+  expect(reader[0]).toMatchObject({ ticket: null, conflict: null, chained: 0 });
+  expect(typeof reader[0].token).toBe('number');
+  const second = await run(statements.acquirePermit, ['rw', 'r2', 10_000, null, null, 'shared', 1, channel]);
+  expect(second[0].token).toBe(Number(reader[0].token) + 1);
+  // A plain lock is the writer: it queues behind the readers.
+  const writer = await run(statements.acquire, ['rw', 'w', 10_000, null, 5_000, 1]);
+  expect(writer[0]).toMatchObject({ token: null, conflict: null, ticket: expect.stringMatching(/^[0-9]+$/) });
+  expect(writer[0].held_ms).toBeGreaterThan(0);
+  // A semaphore of another limit on the name clashes with the queued writer's limit 1.
+  expect((await run(statements.acquirePermit, ['rw', 'x', 10_000, null, 5_000, 'exclusive', 3, channel]))[0]).toMatchObject({
+    token: null,
+    ticket: null,
+    conflict: 1,
+  });
+  expect(await run(statements.extendPermit, ['rw', 'r1', 5_000, channel])).toHaveLength(1);
+  expect(await run(statements.extendPermit, ['rw', 'nobody', 5_000, channel])).toEqual([]);
+  expect(await run(statements.holder, ['rw'])).toEqual([expect.objectContaining({ owner: expect.stringMatching(/^r[12]$/) })]);
+  const page = await run(statements.inspect, ['rw', null, 10]);
+  expect(page.map((r) => [r.owner, r.mode, r.permits, r.waiters])).toEqual([
+    ['r1', 'shared', 1, 1],
+    ['r2', 'shared', 1, 1],
+  ]);
+  expect(await run(statements.releasePermit, ['rw', 'r1', channel])).toEqual([
+    expect.objectContaining({ live: true, next: expect.stringMatching(/^[0-9]+,/) }),
+  ]);
+  expect(await run(statements.releasePermit, ['rw', 'r1', channel])).toEqual([]);
+  expect(await run(statements.releasePermit, ['rw', 'r2', channel])).toHaveLength(1);
+  const turn = await run(statements.acquire, ['rw', 'w', 10_000, writer[0].ticket, null, 1]);
+  expect(turn[0].token).toBe(Number(second[0].token) + 1);
+  // Permits: two of limit 2, then full.
+  for (const owner of ['p1', 'p2'])
+    expect((await run(statements.acquirePermit, ['sem', owner, 10_000, null, null, 'exclusive', 2, channel]))[0].token).not.toBeNull();
+  const full = await run(statements.acquirePermit, ['sem', 'p3', 10_000, null, 5_000, 'exclusive', 2, channel]);
+  expect(full[0]).toMatchObject({ token: null, conflict: null, ticket: expect.stringMatching(/^[0-9]+$/) });
+  expect(await run(statements.releasePermit, ['sem', 'p1', channel])).toHaveLength(1);
+  const granted = await run(statements.acquirePermit, ['sem', 'p3', 10_000, full[0].ticket, null, 'exclusive', 2, channel]);
+  expect(granted[0]).toMatchObject({ token: expect.any(Number), chained: 0 });
+  expect((await run(statements.acquirePermit, ['sem', 'p3', 10_000, full[0].ticket, null, 'exclusive', 2, channel]))[0]).toMatchObject({
+    token: null,
+    mine: granted[0].token,
+  });
 });
 
 test('extendMany extends, in one statement, each lock whose owner holds it, and answers the places of those it extended', async () => {
