@@ -173,6 +173,41 @@ test('an exclusive request with another limit than the holders or waiters of the
   expect(await a.release(key, fresh.owner)).toBe(true);
 });
 
+test('a semaphore caller finds a plain waiter queued behind shared holders (plain waiters are not counted) and is refused naming limit 1', async () => {
+  const key = newKey('mismatch-queued');
+  const reader = await take(a, request(key, { mode: 'shared', wait: false }));
+  expect(reader.grant).not.toBeNull();
+  const writer = take(b, request(key));
+  await sleep(100);
+  // The plain waiter left no count in the waiters hash: only semaphore waiters are counted.
+  expect(await redis.hmget(`{${key}}:w`, '#n', '#L')).toEqual([null, null]);
+  for (const req of [request(key, { limit: 3 }), request(key, { limit: 3, wait: false })]) {
+    const error = await a.acquire(req).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(LockOptionsError);
+    expect((error as Error).message).toContain('limit 1');
+    expect((error as Error).message).toContain('limit 3');
+  }
+  // A semaphore waiter is counted, and its count goes when it is served.
+  expect(await a.release(key, reader.owner)).toBe(true);
+  const wrote = await writer;
+  expect(wrote.grant).not.toBeNull();
+  expect(await b.release(key, wrote.owner)).toBe(true);
+  const permits = await Promise.all([1, 2, 3].map(() => take(a, request(key, { limit: 3, wait: false }))));
+  expect(permits.every((p) => p.grant)).toBe(true);
+  const permit = take(b, request(key, { limit: 3 }));
+  await sleep(100);
+  expect(await redis.hmget(`{${key}}:w`, '#n', '#L')).toEqual(['1', '3']);
+  expect(await a.release(key, permits[0].owner)).toBe(true);
+  const got = await permit;
+  expect(got.grant).not.toBeNull();
+  expect(await redis.hmget(`{${key}}:w`, '#n', '#L')).toEqual([null, null]);
+  for (const p of permits.slice(1)) expect(await a.release(key, p.owner)).toBe(true);
+  expect(await b.release(key, got.owner)).toBe(true);
+});
+
 test('a plain lock and shared holders exclude each other on one name; holder() names a group holder; release and extend are per holder', async () => {
   const key = newKey('mixed');
   const r1 = await take(a, request(key, { mode: 'shared', wait: false }));

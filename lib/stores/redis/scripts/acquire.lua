@@ -27,6 +27,7 @@
 local owner, ttl, mode, n = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 -- Nobody queued and the key free: the uncontended path, a few commands and no closure.
 if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('SET', KEYS[1], owner, 'NX', 'PX', ttl) then
+  local t = redis.call('TIME')
 --- @include "draw-fences"
   return {1, last - n + 1}
 end
@@ -39,6 +40,7 @@ if holder == owner and mode == '2' then
 end
 if holder and mode == '0' and string.byte(holder) ~= 35 then return {0, -1} end
 --- @include "queue"
+lock_is(holder)
 local other = conflict(1)
 if other then return {-1, other} end
 purge()
@@ -47,7 +49,7 @@ if mine then
   redis.call('PEXPIRE', KEYS[1], ttl)
   return with({1, mine}, tail)
 end
-if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
+if not lock() and redis.call('EXISTS', KEYS[3]) == 0 then
   redis.call('SET', KEYS[1], owner, 'PX', ttl)
   return with({1, fence(n)}, tail)
 end

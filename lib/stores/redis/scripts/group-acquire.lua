@@ -32,7 +32,7 @@ local owner, ttl, mode, kind = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 --- @include "queue"
 local limit = limit_of(kind)
 if limit then
-  local other = conflict(limit)
+  local other = conflict(limit, mode ~= '2')
   if other then return {-1, other} end
 end
 purge()
@@ -41,7 +41,7 @@ local function hold(token)
   if token then redis.call('HSET', KEYS[6], owner, token) end
   settle()
 end
-if mode == '2' and group_of(redis.call('GET', KEYS[1])) == kind and redis.call('ZSCORE', KEYS[5], owner) then
+if mode == '2' and group_of(lock()) == kind and redis.call('ZSCORE', KEYS[5], owner) then
   hold()
   return {1, redis.call('HGET', KEYS[6], owner)}
 end
@@ -50,10 +50,13 @@ if mine then
   hold()
   return with({1, mine}, tail)
 end
-local free = redis.call('EXISTS', KEYS[1]) == 0
-local fits = free or (group_of(redis.call('GET', KEYS[1])) == kind and (not limit or redis.call('ZCARD', KEYS[5]) < limit))
+local free = not lock()
+local fits = free or (group_of(lock()) == kind and (not limit or redis.call('ZCARD', KEYS[5]) < limit))
 if fits and redis.call('EXISTS', KEYS[3]) == 0 then
-  if free then redis.call('SET', KEYS[1], '#' .. kind) end
+  if free then
+    redis.call('SET', KEYS[1], '#' .. kind)
+    lock_is('#' .. kind)
+  end
   local token = fence(1)
   hold(token)
   return with({1, string.format('%.0f', token)}, tail)

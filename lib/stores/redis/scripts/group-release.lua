@@ -20,7 +20,7 @@
 --- @include "fence"
 --- @include "queue"
 local held = 0
-if group_of(redis.call('GET', KEYS[1])) then
+if group_of(lock()) then
   local score = redis.call('ZSCORE', KEYS[5], ARGV[1])
   if score then
     if tonumber(score) > now() then held = 1 end

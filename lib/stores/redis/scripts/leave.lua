@@ -19,10 +19,11 @@
 --- @include "fence"
 --- @include "queue"
 local owner = ARGV[1]
-local holder = redis.call('GET', KEYS[1])
+local holder = lock()
 local held = 0
 if holder == owner then
   redis.call('DEL', KEYS[1])
+  lock_is(false)
   held = 1
 elseif group_of(holder) and redis.call('ZREM', KEYS[5], owner) == 1 then
   redis.call('HDEL', KEYS[6], owner)

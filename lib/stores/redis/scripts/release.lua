@@ -16,8 +16,14 @@
     grants it made ({owner, token, ...} of the caller's instance).
 ]]
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0} end
-redis.call('DEL', KEYS[1])
-if redis.call('EXISTS', KEYS[3]) == 0 then return {1} end
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  redis.call('DEL', KEYS[1])
+  return {1}
+end
 --- @include "fence"
 --- @include "queue"
-return with({1}, admit())
+-- Free for admit(), which overwrites the key when it grants; deleted when it does not.
+lock_is(false)
+local tail = admit()
+if not lock() then redis.call('DEL', KEYS[1]) end
+return with({1}, tail)

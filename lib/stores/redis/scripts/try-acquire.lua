@@ -22,5 +22,6 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end
 local n = tonumber(ARGV[3]) or 1
+local t = redis.call('TIME')
 --- @include "draw-fences"
 return last - n + 1

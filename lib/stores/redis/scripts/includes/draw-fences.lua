@@ -15,9 +15,9 @@
   Input:
     KEYS[2] the fencing counter
     n       (a local) how many tokens to draw
+    t       (a local) the server clock, as TIME replies it
   Output:
     last    (a local) the block's last token; the first is last - n + 1
 ]]
-local t = redis.call('TIME')
 local last = math.max((tonumber(redis.call('GET', KEYS[2])) or 0) + n, tonumber(t[1] .. string.sub('00000' .. t[2], -6)) + n - 1)
 redis.call('SET', KEYS[2], string.format('%.0f', last), 'PX', 3600000)
