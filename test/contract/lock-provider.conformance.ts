@@ -682,6 +682,25 @@ export function describeLockProviderConformance(label: string, create: () => Pro
           expect(after.map((l) => [l.owner, l.mode ?? 'exclusive', l.waiters])).toEqual([['w', 'exclusive', 0]]);
         });
 
+        test('inspect gives each group holder its own fencing token and since when it holds', async () => {
+          const k = `${key}:since:sem`;
+          const before = Date.now();
+          const a = await acq('a', { key: k, limit: 3 });
+          await sleep(1_200);
+          const b = await acq('b', { key: k, limit: 3 });
+          const r = await acq('r', { ...shared, key: `${key}:since:rw` });
+          const { locks } = await p.inspect!({ prefix: `${key}:since:`, limit: 100 });
+          const of = (owner: string) => locks.find((l) => l.owner === owner)!;
+          expect(of('a').fencingToken).toBe(a!.fencingToken);
+          expect(of('b').fencingToken).toBe(b!.fencingToken);
+          expect(of('r').fencingToken).toBe(r!.fencingToken);
+          // Wide margins: the store's clock and this process's, and a loaded machine.
+          expect(Math.abs(of('a').heldSince! - before)).toBeLessThan(1_000);
+          expect(of('b').heldSince! - of('a').heldSince!).toBeGreaterThanOrEqual(700);
+          expect(of('r').heldSince).toBeGreaterThanOrEqual(of('a').heldSince!);
+          for (const [name, o] of [[k, 'a'], [k, 'b'], [`${key}:since:rw`, 'r']]) expect(await p.release(name, o)).toBe(true);
+        });
+
         test('the peer (another connection) sees the same permits, readers and limit, and its waiter is woken by a release here', async () => {
           const q = target.peer ?? p;
           expect(await acq('a', { limit: 2 })).not.toBeNull();

@@ -91,11 +91,16 @@ async function read(redis: Redis, call: RedisCall, tagged: string[]): Promise<St
     const group = holders.get(key);
     if (group) {
       // A group (shared holders, or a semaphore's): one entry per holder; the marker's lease ends with the last holder's.
-      const { mode, permits, members } = group;
+      const { mode, permits, members, tokens, serverNowMs } = group;
       const last = Math.max(...members.map(([, end]) => end));
       for (const [member, end] of members) {
         const remainingMs = pttl - (last - end);
-        if (remainingMs > 0) locks.push({ key, owner: member, permits, mode, fencingToken: Number(fence ?? 0), remainingMs, waiters: Number(waiters ?? 0) });
+        if (remainingMs <= 0) continue;
+        const token = tokens.get(member);
+        const fencingToken = token ?? Number(fence ?? 0);
+        // A token is drawn at or just above the server clock in microseconds (draw-fences.lua): how long ago it was drawn is how long ago the grant was.
+        const heldSince = token === undefined || serverNowMs === undefined ? undefined : read - Math.max(0, serverNowMs - Math.floor(token / 1000));
+        locks.push({ key, owner: member, permits, mode, fencingToken, remainingMs, ...(heldSince === undefined ? {} : { heldSince }), waiters: Number(waiters ?? 0) });
       }
       return;
     }
@@ -114,11 +119,13 @@ async function read(redis: Redis, call: RedisCall, tagged: string[]): Promise<St
   return locks;
 }
 
-/** A group's holders as inspection shows them: their mode, the permits of the key, and each holder's lease end (server ms). */
+/** A group's holders as inspection shows them: their mode, the permits of the key, each holder's lease end (server ms) and fencing token, and the server clock (ms) when read. */
 interface GroupHolders {
   mode: 'shared' | 'exclusive';
   permits: number;
   members: Array<[string, number]>;
+  tokens: Map<string, number>;
+  serverNowMs: number | undefined;
 }
 
 /** The holders of the keys a group holds (its marker `#s` / `#x<L>` in the lock key), by key: one more pipeline, only when there are such keys. */
@@ -130,16 +137,25 @@ async function groupHolders(redis: Redis, call: RedisCall, keys: string[], rows:
   if (groups.length === 0) return found;
   const replies = await call(redis, (c) => {
     const pipeline = c.pipeline();
-    for (const { key } of groups) pipeline.zrange(lockKeys(key)[4], '0', '-1', 'WITHSCORES');
+    pipeline.time();
+    for (const { key } of groups) {
+      const keys = lockKeys(key);
+      pipeline.zrange(keys[4], '0', '-1', 'WITHSCORES').hgetall(keys[5]);
+    }
     return pipeline.exec();
   });
+  const [timeErr, time] = (replies ?? [])[0] ?? [];
+  const serverNowMs = !timeErr && Array.isArray(time) ? Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000) : undefined;
   groups.forEach(({ key, marker }, i) => {
-    const [err, flat] = (replies ?? [])[i] ?? [];
+    const [err, flat] = (replies ?? [])[1 + i * 2] ?? [];
     if (err || !Array.isArray(flat)) return;
     const members: Array<[string, number]> = [];
     for (let j = 0; j + 1 < flat.length; j += 2) members.push([String(flat[j]), Number(flat[j + 1])]);
+    const [tokensErr, byOwner] = (replies ?? [])[2 + i * 2] ?? [];
+    const tokens = new Map<string, number>();
+    if (!tokensErr && byOwner && typeof byOwner === 'object') for (const [owner, token] of Object.entries(byOwner)) tokens.set(owner, Number(token));
     const shared = marker === '#s';
-    found.set(key, { mode: shared ? 'shared' : 'exclusive', permits: shared ? 1 : Number(marker.slice(2)), members });
+    found.set(key, { mode: shared ? 'shared' : 'exclusive', permits: shared ? 1 : Number(marker.slice(2)), members, tokens, serverNowMs });
   });
   return found;
 }
