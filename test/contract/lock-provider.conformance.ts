@@ -698,7 +698,12 @@ export function describeLockProviderConformance(label: string, create: () => Pro
           expect(Math.abs(of('a').heldSince! - before)).toBeLessThan(1_000);
           expect(of('b').heldSince! - of('a').heldSince!).toBeGreaterThanOrEqual(700);
           expect(of('r').heldSince).toBeGreaterThanOrEqual(of('a').heldSince!);
-          for (const [name, o] of [[k, 'a'], [k, 'b'], [`${key}:since:rw`, 'r']]) expect(await p.release(name, o)).toBe(true);
+          for (const [name, o] of [
+            [k, 'a'],
+            [k, 'b'],
+            [`${key}:since:rw`, 'r'],
+          ])
+            expect(await p.release(name, o)).toBe(true);
         });
 
         test('the peer (another connection) sees the same permits, readers and limit, and its waiter is woken by a release here', async () => {

@@ -100,7 +100,16 @@ async function read(redis: Redis, call: RedisCall, tagged: string[]): Promise<St
         const fencingToken = token ?? Number(fence ?? 0);
         // A token is drawn at or just above the server clock in microseconds (draw-fences.lua): how long ago it was drawn is how long ago the grant was.
         const heldSince = token === undefined || serverNowMs === undefined ? undefined : read - Math.max(0, serverNowMs - Math.floor(token / 1000));
-        locks.push({ key, owner: member, permits, mode, fencingToken, remainingMs, ...(heldSince === undefined ? {} : { heldSince }), waiters: Number(waiters ?? 0) });
+        locks.push({
+          key,
+          owner: member,
+          permits,
+          mode,
+          fencingToken,
+          remainingMs,
+          ...(heldSince === undefined ? {} : { heldSince }),
+          waiters: Number(waiters ?? 0),
+        });
       }
       return;
     }
