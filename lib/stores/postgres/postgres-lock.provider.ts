@@ -307,23 +307,22 @@ export class PostgresLockProvider extends LockProvider {
 
   /**
    * {@inheritDoc LockProvider.extendMany}
-   * One statement (an `UPDATE` from arrays) for all the plain locks; shared
-   * holds and permits granted here are extended one by one, alongside.
+   * One statement (an `UPDATE` from arrays) for all the plain locks, and one
+   * for the shared holds and permits granted here, sent together.
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
    */
   async extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
     const out = locks.map(() => false);
-    const plain = locks.flatMap((l, i) => (this.permitOwners.has(`${l.owner} ${l.key}`) ? [] : [i]));
-    const batch = async (): Promise<void> => {
-      if (plain.length === 0) return;
-      const values = [plain.map((i) => locks[i].key), plain.map((i) => locks[i].owner), plain.map((i) => locks[i].ttl), this.tables.raw];
-      const rows = await this.database.bounded('extend', locks[plain[0]].key, () => this.database.query(this.sql.extendMany, values));
-      for (const row of rows) out[plain[(row.i as number) - 1]] = true;
+    const plain: number[] = [];
+    const entries: number[] = [];
+    locks.forEach((l, i) => (this.permitOwners.has(`${l.owner} ${l.key}`) ? entries : plain).push(i));
+    const batch = async (places: number[], statement: string): Promise<void> => {
+      if (places.length === 0) return;
+      const values = [places.map((i) => locks[i].key), places.map((i) => locks[i].owner), places.map((i) => locks[i].ttl), this.tables.raw];
+      const rows = await this.database.bounded('extend', locks[places[0]].key, () => this.database.query(statement, values));
+      for (const row of rows) out[places[(row.i as number) - 1]] = true;
     };
-    const entries = locks.map(async (l, i) => {
-      if (!plain.includes(i)) out[i] = await this.extend(l.key, l.owner, l.ttl);
-    });
-    await Promise.all([batch(), ...entries]);
+    await Promise.all([batch(plain, this.sql.extendMany), batch(entries, this.sql.extendPermitMany)]);
     return out;
   }
 }

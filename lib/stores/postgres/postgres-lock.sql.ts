@@ -278,6 +278,7 @@ export function postgresLockStatements(n: PostgresLockTables) {
     holder: holderSql(n),
     heartbeat: heartbeatSql(n),
     extendMany: extendManySql(n),
+    extendPermitMany: extendPermitManySql(n),
   };
 }
 
@@ -289,7 +290,7 @@ export type PostgresLockStatements = ReturnType<typeof postgresLockStatements>;
  * $4 channel): a row `i` (the 1-based place in the arrays) per lock extended,
  * as {@link extendSql} per lock (owner-checked, a live lease; a shorter lease
  * notifies waiters). Rows are locked in name order: two batches never deadlock.
- * Plain locks only: the provider extends `holders` entries one by one.
+ * Plain locks only: `holders` entries go by {@link extendPermitManySql}.
  * @internal
  */
 export const extendManySql = (n: PostgresLockTables): string => `WITH old AS (
@@ -301,3 +302,27 @@ export const extendManySql = (n: PostgresLockTables): string => `WITH old AS (
   WHERE l.name = old.name AND l.owner = old.owner RETURNING old.i, l.name, l.expires_at < old.expires_at AS shorter
 )
 SELECT u.i::int AS i, CASE WHEN u.shorter THEN pg_notify($4, ':' || u.name) END IS NULL AS ok FROM u`;
+
+/**
+ * Extend of many shared holds and permits in one statement ($1 names, $2
+ * owners, $3 ttls in ms, $4 channel): a row `i` (the 1-based place in the
+ * arrays) per live `holders` entry of that owner it extended, as
+ * {@link extendPermitSql} per entry (the row's lease covers the new one; a
+ * shorter lease notifies waiters). Rows are locked in name order.
+ * @internal
+ */
+export const extendPermitManySql = (n: PostgresLockTables): string => `WITH req AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS r(name, owner, ttl, i)
+), old AS (
+  SELECT l.name, l.holders FROM ${n.locks} l WHERE l.name IN (SELECT name FROM req) AND l.holders IS NOT NULL ORDER BY l.name FOR UPDATE
+), hit AS (
+  SELECT r.i, r.name, r.owner, r.ttl, (h->>'e')::float8 AS ends FROM req r JOIN old ON old.name = r.name CROSS JOIN LATERAL jsonb_array_elements(old.holders) h
+  WHERE h->>'o' = r.owner AND (h->>'e')::float8 > ${NOW_MS}
+), u AS (
+  UPDATE ${n.locks} l SET expires_at = greatest(l.expires_at, clock_timestamp() + (SELECT max(hit.ttl) FROM hit WHERE hit.name = l.name) ${MS}),
+    holders = (SELECT jsonb_agg(CASE WHEN x.ttl IS NULL THEN e.h ELSE jsonb_set(e.h, '{e}', to_jsonb(${NOW_MS} + x.ttl)) END ORDER BY e.ord)
+      FROM jsonb_array_elements(l.holders) WITH ORDINALITY e(h, ord)
+      CROSS JOIN LATERAL (SELECT max(hit.ttl) AS ttl FROM hit WHERE hit.name = l.name AND hit.owner = e.h->>'o' AND (e.h->>'e')::float8 > ${NOW_MS}) x)
+  WHERE l.name IN (SELECT name FROM hit) RETURNING l.name
+)
+SELECT hit.i::int AS i, CASE WHEN ${NOW_MS} + hit.ttl < hit.ends THEN pg_notify($4, ':' || hit.name) END IS NULL AS ok FROM hit WHERE hit.name IN (SELECT name FROM u)`;

@@ -11,6 +11,7 @@ import { ALIVE_SQL, createSchemaSql, listenSql, pingSql, postgresLockTables, sch
 import { postgresLockStatements } from '../../../lib/stores/postgres/postgres-lock.sql.js';
 import { POSTGRES_URL, sql } from '../../support/pg-test-env.js';
 import { repoRoot } from '../../support/paths.js';
+import { sleep } from '../../support/sleep.js';
 
 const schema = `NlSql_${process.pid}_${Date.now().toString(36)}`;
 const tableName = `${schema}.Select`; // unquoted, "Select" is a syntax error and "NlSql_..." folds to lower case
@@ -156,4 +157,31 @@ test('extendMany extends, in one statement, each lock whose owner holds it, and 
   expect(Number(left[0].ms)).toBeGreaterThan(15_000);
   expect(Number((await run(statements.holder, ['m2']))[0].ms)).toBeGreaterThan(15_000);
   expect(await run(statements.extendMany, [['m1'], ['o2'], [20_000], tables.raw])).toEqual([]);
+});
+
+test('extendPermitMany extends, in one statement, the live holders entries of the owners asked, and answers their places', async () => {
+  const channel = tables.raw;
+  for (const [name, owner] of [
+    ['pm1', 'a'],
+    ['pm1', 'b'],
+    ['pm2', 'c'],
+  ]) {
+    expect((await run(statements.acquirePermit, [name, owner, 10_000, null, null, 'exclusive', 3, channel]))[0].token).not.toBeNull();
+  }
+  expect((await run(statements.acquirePermit, ['pm3', 'r', 200, null, null, 'shared', 1, channel]))[0].token).not.toBeNull();
+  await sleep(400); // r's lease has ended
+  const rows = await run(statements.extendPermitMany, [
+    ['pm1', 'pm2', 'pm1', 'pm2', 'pm3'],
+    ['b', 'c', 'a', 'a', 'r'],
+    [60_000, 60_000, 60_000, 60_000, 60_000],
+    channel,
+  ]);
+  expect(rows.map((r) => r.i).sort()).toEqual([1, 2, 3]);
+  const page = await run(statements.inspect, ['pm', null, 10]);
+  const left = Object.fromEntries(page.map((r) => [`${r.name} ${r.owner}`, Number(r.remaining_ms)]));
+  expect(left['pm1 a']).toBeGreaterThan(50_000);
+  expect(left['pm1 b']).toBeGreaterThan(50_000);
+  expect(left['pm2 c']).toBeGreaterThan(50_000);
+  expect(left['pm3 r']).toBeUndefined();
+  expect(await run(statements.extendPermitMany, [['pm1'], ['nobody'], [60_000], channel])).toEqual([]);
 });
