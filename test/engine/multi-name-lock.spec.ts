@@ -15,6 +15,7 @@ import {
   LockStoreError,
   currentLock,
   type LockAcquireRequest,
+  type LockBatchRequest,
   type LockEvent,
   type LockHandle,
   type LockManagerOptions,
@@ -42,6 +43,13 @@ class FailingOnKeyProvider extends InMemoryLockProvider {
   acquire(request: LockAcquireRequest) {
     if (request.key === this.failingKey) throw new LockStoreError('acquire', 'connection reset');
     return super.acquire(request);
+  }
+  /** Refused when a key is held; else fails when the failing key is one of them, leaving none held. */
+  acquireMany(requests: readonly LockBatchRequest[]) {
+    const grants = super.acquireMany(requests);
+    if (!grants || !requests.some((r) => r.key === this.failingKey)) return grants;
+    for (const r of requests) super.release(r.key, r.owner);
+    throw new LockStoreError('acquire', 'connection reset');
   }
 }
 
@@ -173,7 +181,13 @@ describe('all or none', () => {
   test('a store failure on a later name releases the earlier ones and throws LockStoreError naming the lock', async () => {
     const provider = new FailingOnKeyProvider('lock:b');
     const { m } = manager({ provider });
-    const calls: Array<() => Promise<unknown>> = [() => m.withLock(['a', 'b', 'c'], () => 1), () => m.acquire(['a', 'b']), () => m.tryAcquire(['a', 'b'])];
+    // (d held elsewhere: the one call for every name is refused, and the names are taken one by one)
+    await provider.hold('d');
+    const calls: Array<() => Promise<unknown>> = [
+      () => m.withLock(['a', 'b', 'c', 'd'], () => 1),
+      () => m.acquire(['a', 'b', 'd']),
+      () => m.tryAcquire(['a', 'b', 'd']),
+    ];
     for (const call of calls) {
       const error = await Promise.resolve()
         .then(call)
@@ -182,6 +196,24 @@ describe('all or none', () => {
       expect((error as LockStoreError).lockName).toBe('b');
       expect(provider.isHeld('a')).toBe(false);
     }
+  });
+
+  test('a store failure of the one call for every name throws LockStoreError naming the names, and leaves none held', async () => {
+    const provider = new FailingOnKeyProvider('lock:b');
+    const { m, events } = manager({ provider });
+    const calls: Array<() => Promise<unknown>> = [() => m.withLock(['a', 'b', 'c'], () => 1), () => m.acquire(['a', 'b', 'c']), () => m.tryAcquire(['a', 'b', 'c'])];
+    for (const call of calls) {
+      const error = await Promise.resolve()
+        .then(call)
+        .catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(LockStoreError);
+      expect((error as LockStoreError).lockName).toBe('a,b,c');
+      expect(provider.isHeld('a') || provider.isHeld('b') || provider.isHeld('c')).toBe(false);
+    }
+    expect(events.filter((e) => e.type === 'store-error').map((e) => e.name)).toEqual(['a,b,c', 'a,b,c', 'a,b,c']);
+    expect(events.filter((e) => e.type === 'answered').map((e) => e.type === 'answered' && `${e.name}:${e.outcome}`)).toEqual(
+      [1, 2, 3].flatMap(() => ['a:store-error', 'b:store-error', 'c:store-error']),
+    );
   });
 
   test('callers of overlapping names in opposite orders, across processes, never deadlock and never overlap', async () => {
