@@ -201,7 +201,11 @@ describe('all or none', () => {
   test('a store failure of the one call for every name throws LockStoreError naming the names, and leaves none held', async () => {
     const provider = new FailingOnKeyProvider('lock:b');
     const { m, events } = manager({ provider });
-    const calls: Array<() => Promise<unknown>> = [() => m.withLock(['a', 'b', 'c'], () => 1), () => m.acquire(['a', 'b', 'c']), () => m.tryAcquire(['a', 'b', 'c'])];
+    const calls: Array<() => Promise<unknown>> = [
+      () => m.withLock(['a', 'b', 'c'], () => 1),
+      () => m.acquire(['a', 'b', 'c']),
+      () => m.tryAcquire(['a', 'b', 'c']),
+    ];
     for (const call of calls) {
       const error = await Promise.resolve()
         .then(call)
