@@ -6,9 +6,9 @@
  * this test starts (nobody else's calls in them).
  */
 import { Cluster, Redis } from 'ioredis';
-import { LockManager } from '../../../lib/index.js';
+import { LockManager, LockStoreError } from '../../../lib/index.js';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
-import { RedisCluster, RedisServer } from '../../support/redis-server.js';
+import { REPLICATION_FAST, RedisCluster, RedisServer } from '../../support/redis-server.js';
 
 /** EVALSHA and EVAL calls a server ran so far. */
 async function scriptCalls(admin: Redis): Promise<number> {
@@ -116,4 +116,29 @@ describe('on a 3-master Redis Cluster', () => {
     for (const { key } of batch) expect(await provider.release(key, 'mine')).toBe(true);
     await provider.close();
   });
+});
+
+describe('with waitForReplicas', () => {
+  test('the grants count once the replica has them; with the replica stopped, LockStoreError and every name given back', async () => {
+    const master = await RedisServer.start(REPLICATION_FAST);
+    const replica = await RedisServer.startReplica(master);
+    const provider = new RedisLockProvider({ redis: master.url, waitForReplicas: 1, commandTimeout: 1_000 });
+    const batch = ['lock:r:1', 'lock:r:2'].map((key) => ({ key, owner: 'mine', ttl: 30_000 }));
+    try {
+      expect(await provider.acquireMany(batch)).toHaveLength(2);
+      for (const { key } of batch) await replica.until((out) => out.trim() === 'mine', 'get', `{${key}}`);
+      for (const { key } of batch) expect(await provider.release(key, 'mine')).toBe(true);
+      replica.pause();
+      try {
+        await expect(provider.acquireMany(batch)).rejects.toBeInstanceOf(LockStoreError);
+        for (const { key } of batch) await master.until((out) => out.trim() === '0', 'exists', `{${key}}`);
+      } finally {
+        replica.resume();
+      }
+    } finally {
+      await provider.close();
+      await replica.stop();
+      await master.stop();
+    }
+  }, 60_000);
 });
