@@ -130,7 +130,7 @@ export class LockManager {
 
   /**
    * Waits (FIFO) for the lock, up to `waitTimeout` ms when given. Release the
-   * handle yourself (in `finally`). Several names: each in turn, in sorted
+   * handle yourself (in `finally`). Several names: at once when free, else in turn, in sorted
    * order, within one `waitTimeout`.
    * @throws {LockAcquireError} when `waitTimeout` passes first.
    * @throws {LockStoreError} when the store fails.
