@@ -105,7 +105,9 @@ export class LockManager {
       outcomes: this.outcomes,
       request: (name, o, scope) => this.request(name, o, scope),
       take: (req) => (this.context.observed ? this.outcomes.watch(req, () => this.acquirer.take(req, asIs), asIs) : this.acquirer.take(req, asIs)),
-      takeMany: (reqs) => (this.context.observed ? this.outcomes.watchMany(reqs, () => this.acquirer.takeMany(reqs)) : this.acquirer.takeMany(reqs)),
+      takeMany:
+        provider.acquireMany &&
+        ((reqs) => (this.context.observed ? this.outcomes.watchMany(reqs, () => this.acquirer.takeMany(reqs)) : this.acquirer.takeMany(reqs))),
     });
     engines.set(this, this.engine());
     if (rest.onEvent) this.subscribe(rest.onEvent);

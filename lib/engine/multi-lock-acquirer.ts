@@ -20,9 +20,9 @@ export interface MultiLockHost {
   /**
    * Takes every name in one store call, each as a single call would; `null`
    * when the store could not take them all at once, `undefined` when this
-   * path does not serve them (see `LockAcquirer.takeMany`).
+   * path does not serve them (see `LockAcquirer.takeMany`). Absent: the store has no `acquireMany`.
    */
-  takeMany(reqs: readonly LockRequest[]): MaybePromise<HeldLock[] | null> | undefined;
+  takeMany?(reqs: readonly LockRequest[]): MaybePromise<HeldLock[] | null> | undefined;
 }
 
 /** The outcome of {@link MultiLockAcquirer.takeAll}: every lock, or the request that missed (the others were released). */
@@ -33,8 +33,8 @@ type Taken = { readonly locks: HeldLock[] } | { readonly missed: LockRequest; re
  * once"): first all in one store call, when the store has `acquireMany` and
  * every name is free; else one after the other in canonical order (sorted,
  * without duplicates: the caller passes them so), so that callers of
- * overlapping names never wait on each other in a cycle; all or none: when one name is
- * held (and not waited for), a wait for it ends, or the store fails, the
+ * overlapping names never wait on each other in a cycle; all or none: when
+ * one name is held (and not waited for), a wait for it ends, or the store fails, the
  * names already taken are released before the call answers. Each name is
  * a single lock with its own fencing token, events and lease. @internal
  */
@@ -85,7 +85,7 @@ export class MultiLockAcquirer {
    */
   private async takeAll(names: readonly string[], options: ResolvedCallOptions, scope: LockScope | undefined): Promise<Taken> {
     const started = now();
-    const batch = names.length > 1 ? this.host.takeMany(names.map((name) => this.host.request(name, options, scope))) : undefined;
+    const batch = names.length > 1 && this.host.takeMany ? this.host.takeMany(names.map((name) => this.host.request(name, options, scope))) : undefined;
     const all = isThenable(batch) ? await batch : batch;
     if (all) return { locks: all };
     const locks: HeldLock[] = [];
