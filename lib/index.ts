@@ -33,4 +33,4 @@ export {
 } from './leader/leader-options.interface.js';
 export { Leader } from './leader/leader.decorator.js';
 export { LeaderService } from './leader/leader.service.js';
-export type { LockExtension } from './contract/lock-provider.js';
+export type { LockBatchRequest, LockExtension } from './contract/lock-provider.js';

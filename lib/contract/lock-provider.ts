@@ -191,6 +191,33 @@ export abstract class LockProvider {
    * @throws {LockStoreError} when the store cannot be reached or fails (the batch as a whole).
    */
   extendMany?(locks: readonly LockExtension[]): MaybePromise<boolean[]>;
+
+  /**
+   * Optional. Takes several plain locks (exclusive, limit 1) at once, all or
+   * none, without waiting: each key is granted only when it is free and no
+   * waiter is queued for it. Answers one grant per request, in order (each
+   * meaning what `acquire` grants: a fencing token above every earlier one
+   * of that key, a block of `fences` tokens when {@link fenceBlocks}), or
+   * `null` when not all of them could be taken at once (then none is held).
+   * Every lock it grants is then a single lock: `extend`, `release` and
+   * renewal act on each key on its own. The keys are distinct. The engine
+   * takes the names of a multi-name lock through it first, then one by one
+   * (waiting in each key's queue) when it answers `null`.
+   * @throws {LockStoreError} when the store cannot be reached or fails (nothing is left held).
+   */
+  acquireMany?(requests: readonly LockBatchRequest[]): MaybePromise<LockGrant[] | null>;
+}
+
+/** One lock of {@link LockProvider.acquireMany}: what a plain `acquire` without waiting takes. */
+export interface LockBatchRequest {
+  /** The store key of the lock (prefix included). */
+  readonly key: string;
+  /** A random token that identifies this one acquisition. */
+  readonly owner: string;
+  /** Lease length in ms. */
+  readonly ttl: number;
+  /** Fencing tokens to reserve with the grant, as {@link LockAcquireRequest.fences}. */
+  readonly fences?: number;
 }
 
 /** One lock of {@link LockProvider.extendMany}: what `extend(key, owner, ttl)` takes. */

@@ -93,12 +93,57 @@ export class LockAcquirer {
         // Held here, on a lease this process counts: "held" is the answer, without the store.
         if (cohort.holds) return then(null);
       } else if (req.wait) {
-        if (!cohort) cohorts.set(req.key, (cohort = new LockCohort(req.key, this.cohortHost)));
+        cohort = this.cohortFor(cohorts, req.key);
         cohort.toStore();
         return this.ask(req, then, cohort);
       }
     }
     return this.ask(req, then, undefined);
+  }
+
+  /**
+   * Takes the plain locks of `reqs` (the names of one call) in one store call
+   * (`acquireMany`), each then the lock a single grant makes; `null` when the
+   * store could not take them all at once (nothing held). `undefined` when
+   * this path does not serve them: no `acquireMany`, a semaphore or shared
+   * request, or a caller of this process holds or queues for one of the keys
+   * (the one-by-one path then keeps the local order).
+   */
+  takeMany(reqs: readonly LockRequest[]): MaybePromise<HeldLock[] | null> | undefined {
+    const provider = this.ctx.provider;
+    if (provider.acquireMany === undefined || this.closed || reqs.length < 2) return undefined;
+    const cohorts = this.cohorts;
+    if (reqs.some(({ key, options: o }) => o.limit !== undefined || o.mode !== undefined || cohorts?.get(key)?.busy)) return undefined;
+    const owners = reqs.map((req) => this.ownerFor(req));
+    const name = reqs.map((req) => req.name).join(',');
+    // A wait counts at the store in each key's cohort, as a single wait does: callers of this process that come meanwhile queue here.
+    const atStore = reqs[0].wait && cohorts ? reqs.map((req) => this.cohortFor(cohorts, req.key)) : undefined;
+    atStore?.forEach((cohort) => cohort.toStore());
+    const failed = (err: unknown): Error => (atStore?.forEach((cohort) => cohort.fromStore(true)), this.acquireFailed(name, err));
+    let grants: MaybePromise<LockGrant[] | null>;
+    try {
+      // A wait's grants reserve blocks for the callers of this process that come next, as a single wait's do.
+      grants = provider.acquireMany(reqs.map((req, i) => ({ key: req.key, owner: owners[i], ttl: req.options.ttl, fences: atStore && FENCE_BLOCK })));
+    } catch (err) {
+      throw failed(err);
+    }
+    const locks = (g: LockGrant[] | null): MaybePromise<HeldLock[] | null> => {
+      if (!g) {
+        atStore?.forEach((cohort) => cohort.fromStore(false));
+        return null;
+      }
+      const each = reqs.map((req, i) => this.granted(req, owners[i], g[i], atStore?.[i]) as MaybePromise<HeldLock>);
+      // (closed meanwhile: each lock is being released and its promise rejects)
+      return each.some(isThenable) ? Promise.all(each) : (each as HeldLock[]);
+    };
+    if (!isThenable(grants)) return locks(grants);
+    this.tries++;
+    return grants.then(
+      (g) => (this.triedOne(), locks(g)),
+      (err: unknown) => {
+        throw (this.triedOne(), failed(err));
+      },
+    );
   }
 
   /**
@@ -130,7 +175,7 @@ export class LockAcquirer {
   /** Asks the store. `cohort`: the caller is this process's one at the store for the key, and reports back to it. */
   private ask<R>(req: LockRequest, then: (lock: HeldLock | null) => R, cohort: Cohort | undefined): MaybePromise<R> {
     const o = req.options;
-    const owner = o.instanceId !== undefined ? ownerTokenFor(o.instanceId) : this.namedTokens.next();
+    const owner = this.ownerFor(req);
     const plain = o.limit === undefined && o.mode === undefined;
     let grant: MaybePromise<LockGrant | null>;
     try {
@@ -169,6 +214,18 @@ export class LockAcquirer {
         throw this.acquireFailed(req.name, err);
       },
     );
+  }
+
+  /** The cohort of `key`, made when there is none. */
+  private cohortFor(cohorts: Map<string, Cohort>, key: string): Cohort {
+    let cohort = cohorts.get(key);
+    if (!cohort) cohorts.set(key, (cohort = new LockCohort(key, this.cohortHost)));
+    return cohort;
+  }
+
+  /** A new owner token for a request: naming its `instanceId` when it has one, else the manager's. */
+  private ownerFor({ options: o }: LockRequest): string {
+    return o.instanceId !== undefined ? ownerTokenFor(o.instanceId) : this.namedTokens.next();
   }
 
   /** Queues a waiter behind this process's own holder or store waiter for the key. */
@@ -266,8 +323,7 @@ export class LockAcquirer {
       }
       const fences = grant.fences ?? 1;
       if (this.cohorts && fences > 1 && o.limit === undefined && o.mode === undefined) {
-        let cohort = atStore ?? this.cohorts.get(req.key);
-        if (!cohort) this.cohorts.set(req.key, (cohort = new LockCohort(req.key, this.cohortHost)));
+        const cohort = atStore ?? this.cohortFor(this.cohorts, req.key);
         lock.cohort = cohort;
         cohort.hold(lock, { fencingToken: grant.fencingToken, fences, arrivals: this.arrivals });
       }

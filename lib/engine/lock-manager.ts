@@ -105,6 +105,9 @@ export class LockManager {
       outcomes: this.outcomes,
       request: (name, o, scope) => this.request(name, o, scope),
       take: (req) => (this.context.observed ? this.outcomes.watch(req, () => this.acquirer.take(req, asIs), asIs) : this.acquirer.take(req, asIs)),
+      takeMany:
+        provider.acquireMany &&
+        ((reqs) => (this.context.observed ? this.outcomes.watchMany(reqs, () => this.acquirer.takeMany(reqs)) : this.acquirer.takeMany(reqs))),
     });
     engines.set(this, this.engine());
     if (rest.onEvent) this.subscribe(rest.onEvent);
@@ -129,7 +132,7 @@ export class LockManager {
 
   /**
    * Waits (FIFO) for the lock, up to `waitTimeout` ms when given. Release the
-   * handle yourself (in `finally`). Several names: each in turn, in sorted
+   * handle yourself (in `finally`). Several names: at once when free, else in turn, in sorted
    * order, within one `waitTimeout`.
    * @throws {LockAcquireError} when `waitTimeout` passes first.
    * @throws {LockStoreError} when the store fails.

@@ -77,6 +77,37 @@ export class LockOutcomes {
     );
   }
 
+  /**
+   * `takeMany`, observed: when it took the names, each gets the `waiting`
+   * (for a wait) and `answered` events a single call that was granted at
+   * once would; a refusal (the names are then taken one by one, with their
+   * own events) or a path not taken emits nothing; a failure, `answered`
+   * per name.
+   */
+  watchMany(reqs: readonly LockRequest[], take: () => MaybePromise<HeldLock[] | null> | undefined): MaybePromise<HeldLock[] | null> | undefined {
+    const started = now();
+    const answered = (locks: HeldLock[] | null | undefined, error?: unknown): void => {
+      if (!locks && error === undefined) return;
+      reqs.forEach((req, i) => {
+        if (req.wait) this.emit({ type: 'waiting', name: req.name, label: req.options.label });
+        this.answer(req, started, locks?.[i] ?? null, error);
+      });
+    };
+    let locks: MaybePromise<HeldLock[] | null> | undefined;
+    try {
+      locks = take();
+    } catch (err) {
+      throw (answered(undefined, err), err);
+    }
+    if (!isThenable(locks)) return (answered(locks), locks);
+    return locks.then(
+      (l) => (answered(l), l),
+      (err: unknown) => {
+        throw (answered(undefined, err), err);
+      },
+    );
+  }
+
   /** A scoped call's entry once the store answered: the lock, or the `onHeld` policy for a lock held elsewhere. */
   entered(req: LockRequest, started: number, lock: HeldLock | null): LockEntry | undefined {
     if (lock) return lock;

@@ -17,6 +17,12 @@ export interface MultiLockHost {
   request(name: string, options: ResolvedCallOptions, scope: LockScope | undefined): LockRequest;
   /** Takes one name as a single call would (with its events when observed). */
   take(req: LockRequest): MaybePromise<HeldLock | null>;
+  /**
+   * Takes every name in one store call, each as a single call would; `null`
+   * when the store could not take them all at once, `undefined` when this
+   * path does not serve them (see `LockAcquirer.takeMany`). Absent: the store has no `acquireMany`.
+   */
+  takeMany?(reqs: readonly LockRequest[]): MaybePromise<HeldLock[] | null> | undefined;
 }
 
 /** The outcome of {@link MultiLockAcquirer.takeAll}: every lock, or the request that missed (the others were released). */
@@ -24,10 +30,11 @@ type Taken = { readonly locks: HeldLock[] } | { readonly missed: LockRequest; re
 
 /**
  * Takes several names as one lock (see docs/engine.md, "Several names at
- * once"): one after the other in canonical order (sorted, without
- * duplicates: the caller passes them so), so that callers of overlapping
- * names never wait on each other in a cycle; all or none: when one name is
- * held (and not waited for), a wait for it ends, or the store fails, the
+ * once"): first all in one store call, when the store has `acquireMany` and
+ * every name is free; else one after the other in canonical order (sorted,
+ * without duplicates: the caller passes them so), so that callers of
+ * overlapping names never wait on each other in a cycle; all or none: when
+ * one name is held (and not waited for), a wait for it ends, or the store fails, the
  * names already taken are released before the call answers. Each name is
  * a single lock with its own fencing token, events and lease. @internal
  */
@@ -72,14 +79,20 @@ export class MultiLockAcquirer {
     return new MultiLock(locks, scope, this.host.managerId, this.host.keyPrefix, reused);
   }
 
-  /** Takes `names` in order; on a miss or a failure, releases what it took. A wait's `waitTimeout` bounds the whole call. */
+  /**
+   * Takes `names` in one store call when it can, else in order; on a miss or
+   * a failure, releases what it took. A wait's `waitTimeout` bounds the whole call.
+   */
   private async takeAll(names: readonly string[], options: ResolvedCallOptions, scope: LockScope | undefined): Promise<Taken> {
     const started = now();
+    const batch = names.length > 1 && this.host.takeMany ? this.host.takeMany(names.map((name) => this.host.request(name, options, scope))) : undefined;
+    const all = isThenable(batch) ? await batch : batch;
+    if (all) return { locks: all };
     const locks: HeldLock[] = [];
     try {
       for (const name of names) {
         const o =
-          options.onHeld === 'wait' && options.waitTimeout !== undefined && locks.length > 0
+          options.onHeld === 'wait' && options.waitTimeout !== undefined && (locks.length > 0 || all === null)
             ? { ...options, waitTimeout: Math.max(0, options.waitTimeout - (now() - started)) }
             : options;
         const req = this.host.request(name, o, scope);

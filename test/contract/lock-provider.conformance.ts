@@ -33,6 +33,11 @@ export interface ConformanceOptions {
    * and pass them; only a store that does not declare them passes `false`.
    */
   limitAndShared?: boolean;
+  /**
+   * Run the `acquireMany` cases (several plain locks in one call, all or
+   * none). Default `true`; a store without `acquireMany` passes `false`.
+   */
+  acquireMany?: boolean;
 }
 
 const token = () => randomBytes(16).toString('hex');
@@ -726,6 +731,82 @@ export function describeLockProviderConformance(label: string, create: () => Pro
           expect(await p.release(k, 'r2')).toBe(true);
           expect(await q.release(k, 'r1')).toBe(true);
           expect(await acq('x', { key: k }, q)).not.toBeNull();
+        });
+      });
+    }
+
+    if (options.acquireMany === false) {
+      test('has no acquireMany (the engine takes several names one by one)', () => {
+        expect(p.acquireMany).toBeUndefined();
+      });
+    } else {
+      describe('acquireMany: several plain locks in one call, all or none', () => {
+        const many = (keys: string[], owner: string, ttl = 30_000, q: LockProvider = p) => {
+          if (!q.acquireMany) throw new Error(`${label} has no acquireMany; pass { acquireMany: false } to the conformance suite`);
+          return q.acquireMany(keys.map((k) => ({ key: k, owner: `${owner}:${k}`, ttl })));
+        };
+
+        test('takes every free key: one grant per key, in order, each token above the earlier grants of its key', async () => {
+          const keys = [`${key}:1`, `${key}:2`, `${key}:3`];
+          const before = (await take(keys[1], 'early'))!.fencingToken;
+          expect(await p.release(keys[1], 'early')).toBe(true);
+          const grants = await many(keys, 'a');
+          expect(grants).toHaveLength(3);
+          for (const g of grants!) expect(typeof g.fencingToken).toBe('number');
+          expect(grants![1].fencingToken).toBeGreaterThan(before);
+          for (const k of keys) expect(await take(k, 'other')).toBeNull();
+          // Each key is then a single lock of its own.
+          expect(await take(keys[1], 'after')).toBeNull();
+          expect(await p.release(keys[1], `a:${keys[1]}`)).toBe(true);
+          const after = await take(keys[1], 'after');
+          expect(after!.fencingToken).toBeGreaterThan(grants![1].fencingToken);
+          expect(await p.extend(keys[0], `a:${keys[0]}`, 30_000)).toBe(true);
+          expect(await p.extend(keys[0], 'other', 30_000)).toBe(false);
+          expect(await p.release(keys[0], `a:${keys[0]}`)).toBe(true);
+          expect(await p.release(keys[2], `a:${keys[2]}`)).toBe(true);
+          expect(await take(keys[0], 'c')).not.toBeNull();
+          expect(await take(keys[2], 'c')).not.toBeNull();
+        });
+
+        test('all or none: when one key is held, answers null and takes none of them', async () => {
+          const keys = [`${key}:1`, `${key}:2`, `${key}:3`];
+          expect(await take(keys[2], 'b')).not.toBeNull();
+          expect(await many(keys, 'a')).toBeNull();
+          expect(await take(keys[0], 'c')).not.toBeNull();
+          expect(await take(keys[1], 'c')).not.toBeNull();
+          expect(await p.release(keys[2], 'b')).toBe(true);
+          expect(await many([`${key}:4`, keys[2]], 'a')).toHaveLength(2);
+          expect(await many([keys[0], `${key}:5`], 'a')).toBeNull();
+          expect(await take(`${key}:5`, 'c')).not.toBeNull();
+        });
+
+        test('a key with a waiter queued is not free: the batch does not overtake the queue', async () => {
+          const keys = [`${key}:1`, `${key}:2`];
+          expect(await take(keys[1], 'b', 300)).not.toBeNull();
+          const waiting = p.acquire({ key: keys[1], owner: 'w', ttl: 30_000, wait: true, waitTimeout: 10_000 });
+          await sleep(50);
+          expect(await many(keys, 'a')).toBeNull();
+          expect(await take(keys[0], 'c')).not.toBeNull();
+          expect(await waiting).not.toBeNull();
+          expect(await p.release(keys[1], 'w')).toBe(true);
+        });
+
+        test('each lease is set: keys taken with a short ttl are free after it, unless extended', async () => {
+          const keys = [`${key}:1`, `${key}:2`];
+          expect(await many(keys, 'a', 300)).toHaveLength(2);
+          expect(await p.extend(keys[0], `a:${keys[0]}`, 10_000)).toBe(true);
+          await sleep(700);
+          expect(await take(keys[0], 'c')).toBeNull();
+          expect(await take(keys[1], 'c')).not.toBeNull();
+        });
+
+        test('fences: with fenceBlocks each grant reserves its block, and the next grant of that key draws above it', async () => {
+          const keys = [`${key}:1`, `${key}:2`];
+          const grants = await p.acquireMany!(keys.map((k) => ({ key: k, owner: 'a', ttl: 30_000, fences: 16 })));
+          const block = p.fenceBlocks ? 16 : 1;
+          expect(grants!.map((g) => g.fences ?? 1)).toEqual([block, block]);
+          for (const k of keys) expect(await p.release(k, 'a')).toBe(true);
+          for (const [i, k] of keys.entries()) expect((await take(k, 'b'))!.fencingToken).toBeGreaterThanOrEqual(grants![i].fencingToken + block);
         });
       });
     }

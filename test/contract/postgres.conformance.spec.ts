@@ -4,8 +4,12 @@ import { POSTGRES_URL, dropLockTables, uniqueTable } from '../support/pg-test-en
 
 const table = uniqueTable('conf');
 
-describeLockProviderConformance('PostgresLockProvider', async () => ({
-  provider: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
-  peer: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
-  cleanup: () => dropLockTables(table),
-}));
+describeLockProviderConformance(
+  'PostgresLockProvider',
+  async () => ({
+    provider: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
+    peer: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
+    cleanup: () => dropLockTables(table),
+  }),
+  { acquireMany: false },
+);

@@ -15,11 +15,12 @@ import {
   LockStoreError,
   currentLock,
   type LockAcquireRequest,
+  type LockBatchRequest,
   type LockEvent,
   type LockHandle,
   type LockManagerOptions,
 } from '../../lib/index.js';
-import { FakeLockProvider } from '../support/fake-lock-provider.js';
+import { BatchAcquiringFakeLockProvider, FakeLockProvider } from '../support/fake-lock-provider.js';
 import { sleep } from '../support/sleep.js';
 
 const managers: LockManager[] = [];
@@ -42,6 +43,13 @@ class FailingOnKeyProvider extends InMemoryLockProvider {
   acquire(request: LockAcquireRequest) {
     if (request.key === this.failingKey) throw new LockStoreError('acquire', 'connection reset');
     return super.acquire(request);
+  }
+  /** Refused when a key is held; else fails when the failing key is one of them, leaving none held. */
+  acquireMany(requests: readonly LockBatchRequest[]) {
+    const grants = super.acquireMany(requests);
+    if (!grants || !requests.some((r) => r.key === this.failingKey)) return grants;
+    for (const r of requests) super.release(r.key, r.owner);
+    throw new LockStoreError('acquire', 'connection reset');
   }
 }
 
@@ -173,7 +181,13 @@ describe('all or none', () => {
   test('a store failure on a later name releases the earlier ones and throws LockStoreError naming the lock', async () => {
     const provider = new FailingOnKeyProvider('lock:b');
     const { m } = manager({ provider });
-    const calls: Array<() => Promise<unknown>> = [() => m.withLock(['a', 'b', 'c'], () => 1), () => m.acquire(['a', 'b']), () => m.tryAcquire(['a', 'b'])];
+    // (d held elsewhere: the one call for every name is refused, and the names are taken one by one)
+    await provider.hold('d');
+    const calls: Array<() => Promise<unknown>> = [
+      () => m.withLock(['a', 'b', 'c', 'd'], () => 1),
+      () => m.acquire(['a', 'b', 'd']),
+      () => m.tryAcquire(['a', 'b', 'd']),
+    ];
     for (const call of calls) {
       const error = await Promise.resolve()
         .then(call)
@@ -182,6 +196,28 @@ describe('all or none', () => {
       expect((error as LockStoreError).lockName).toBe('b');
       expect(provider.isHeld('a')).toBe(false);
     }
+  });
+
+  test('a store failure of the one call for every name throws LockStoreError naming the names, and leaves none held', async () => {
+    const provider = new FailingOnKeyProvider('lock:b');
+    const { m, events } = manager({ provider });
+    const calls: Array<() => Promise<unknown>> = [
+      () => m.withLock(['a', 'b', 'c'], () => 1),
+      () => m.acquire(['a', 'b', 'c']),
+      () => m.tryAcquire(['a', 'b', 'c']),
+    ];
+    for (const call of calls) {
+      const error = await Promise.resolve()
+        .then(call)
+        .catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(LockStoreError);
+      expect((error as LockStoreError).lockName).toBe('a,b,c');
+      expect(provider.isHeld('a') || provider.isHeld('b') || provider.isHeld('c')).toBe(false);
+    }
+    expect(events.filter((e) => e.type === 'store-error').map((e) => e.name)).toEqual(['a,b,c', 'a,b,c', 'a,b,c']);
+    expect(events.filter((e) => e.type === 'answered').map((e) => e.type === 'answered' && `${e.name}:${e.outcome}`)).toEqual(
+      [1, 2, 3].flatMap(() => ['a:store-error', 'b:store-error', 'c:store-error']),
+    );
   });
 
   test('callers of overlapping names in opposite orders, across processes, never deadlock and never overlap', async () => {
@@ -318,4 +354,161 @@ describe('scope and reentrancy, per name', () => {
     });
     expect(memory.isHeld('a') || memory.isHeld('b')).toBe(false);
   });
+});
+
+describe('one store call for every name (a store with acquireMany)', () => {
+  test('free names: one acquireMany call takes them all; each is then a single lock (own token, extend, release, events)', async () => {
+    const store = new BatchAcquiringFakeLockProvider();
+    const { m, events } = manager({ provider: store });
+    const lock = await m.acquire(['c', 'a', 'b']);
+    expect(store.calls).toMatchObject({ acquireMany: 1, acquire: 0 });
+    expect(store.requests).toHaveLength(0);
+    expect(lock.names).toEqual(['a', 'b', 'c']);
+    for (const n of ['a', 'b', 'c']) expect(store.isHeld(`lock:${n}`)).toBe(true);
+    expect(new Set(Object.values(lock.fencingTokens)).size).toBeGreaterThan(0);
+    await lock.extend(10_000);
+    expect(store.calls.extend).toBe(3);
+    expect(events.filter((e) => e.type === 'acquired').map((e) => e.name)).toEqual(['a', 'b', 'c']);
+    expect(events.filter((e) => e.type === 'answered').map((e) => e.type === 'answered' && `${e.name}:${e.outcome}:${e.wait}`)).toEqual([
+      'a:acquired:true',
+      'b:acquired:true',
+      'c:acquired:true',
+    ]);
+    expect(events.filter((e) => e.type === 'waiting').map((e) => e.name)).toEqual(['a', 'b', 'c']);
+    expect(await lock.release()).toBe(true);
+    expect(store.calls.release).toBe(3);
+    for (const n of ['a', 'b', 'c']) expect(store.isHeld(`lock:${n}`)).toBe(false);
+    // A later grant of a name draws above the batch's token.
+    const single = await m.acquire('b');
+    expect(single.fencingToken).toBeGreaterThan(lock.fencingTokens.b);
+    await single.release();
+  });
+
+  test('a name held elsewhere: the batch is refused (nothing taken), then the names are taken one by one, waiting in the queue of the held one', async () => {
+    const store = new BatchAcquiringFakeLockProvider();
+    const other = manager({ provider: store }).m;
+    const { m } = manager({ provider: store });
+    const held = await other.acquire('b');
+    const taking = m.acquire(['a', 'b', 'c'], { waitTimeout: 5_000 });
+    await sleep(20);
+    expect(store.refused).toBe(1);
+    // One by one, in canonical order: a taken, b queued behind its holder, c not yet asked.
+    expect(store.isHeld('lock:a')).toBe(true);
+    expect(store.waiting('lock:b')).toBe(1);
+    expect(store.isHeld('lock:c')).toBe(false);
+    await held.release();
+    const lock = await taking;
+    expect(lock.names).toEqual(['a', 'b', 'c']);
+    expect(lock.fencingTokens.b).toBeGreaterThan(held.fencingToken);
+    expect(store.requests.map((r) => r.key)).toEqual(['lock:b', 'lock:a', 'lock:b', 'lock:c']);
+    await lock.release();
+  });
+
+  test('tries and onHeld skip: a refused batch falls back, names the held name, and leaves nothing held', async () => {
+    const store = new BatchAcquiringFakeLockProvider();
+    const other = manager({ provider: store }).m;
+    const { m } = manager({ provider: store });
+    const held = await other.acquire('b');
+    expect(await m.tryAcquire(['a', 'b'])).toBeNull();
+    const error = await m.withLock(['a', 'b', 'c'], () => 1).catch((err: unknown) => err);
+    expect((error as LockAcquireError).lockName).toBe('b');
+    expect(await m.withLock(['a', 'b'], () => 1, { onHeld: 'skip' })).toBeUndefined();
+    expect(store.refused).toBe(3);
+    expect(store.isHeld('lock:a') || store.isHeld('lock:c')).toBe(false);
+    await held.release();
+    expect(await m.withLock(['a', 'b'], () => 'ran')).toBe('ran');
+    expect(store.calls.acquireMany).toBe(4);
+  });
+
+  test('a store failure of the batch: LockStoreError, nothing held, no one-by-one attempt', async () => {
+    const store = new BatchAcquiringFakeLockProvider();
+    const { m } = manager({ provider: store });
+    store.breakDown();
+    const error = await m.acquire(['a', 'b']).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as LockStoreError).lockName).toBe('a,b');
+    expect(store.calls.acquire).toBe(0);
+    store.recover();
+    const lock = await m.acquire(['a', 'b']);
+    expect(store.isHeld('lock:a') && store.isHeld('lock:b')).toBe(true);
+    await lock.release();
+  });
+
+  test("a wait's batch reserves fencing blocks: a caller of this process that came meanwhile is handed a name on release, without the store", async () => {
+    const store = new BatchAcquiringFakeLockProvider();
+    const { m } = manager({ provider: store });
+    const first = m.acquire(['a', 'b']);
+    // (the batch is at the store: b is busy in this process, so this caller queues here)
+    const single = m.acquire('b', { waitTimeout: 5_000 });
+    const f = await first;
+    expect(store.calls.acquireMany).toBe(1);
+    expect(store.waiting('lock:b')).toBe(0);
+    await f.release();
+    const s = await single;
+    expect(s.fencingToken).toBe(f.fencingTokens.b + 1);
+    expect(store.calls.acquire).toBe(0);
+    await s.release();
+  });
+
+  test('a name a caller of this process holds: no batch; the call queues here behind it, then at the store', async () => {
+    const store = new BatchAcquiringFakeLockProvider();
+    const { m } = manager({ provider: store });
+    const held = await m.acquire('b');
+    const both = m.acquire(['b', 'c'], { waitTimeout: 5_000 });
+    await sleep(10);
+    expect(store.calls.acquireMany).toBe(0);
+    // Waiting in this process (not at the store), before c is asked.
+    expect(store.waiting('lock:b')).toBe(0);
+    expect(store.isHeld('lock:c')).toBe(false);
+    await held.release();
+    const lock = await both;
+    expect(lock.names).toEqual(['b', 'c']);
+    expect(lock.fencingTokens.b).toBeGreaterThan(held.fencingToken);
+    await lock.release();
+    for (const n of ['b', 'c']) expect(store.isHeld(`lock:${n}`)).toBe(false);
+  });
+
+  test('a semaphore or shared lock of several names takes the one-by-one path', async () => {
+    const memory = new InMemoryLockProvider();
+    const batch = memory.acquireMany.bind(memory);
+    let batches = 0;
+    memory.acquireMany = (requests) => (batches++, batch(requests));
+    const { m } = manager({ provider: memory });
+    await m.withLock(['a', 'b'], () => 1, { limit: 2 });
+    await m.withLock(['a', 'b'], () => 1, { mode: 'shared' });
+    expect(batches).toBe(0);
+    await m.withLock(['a', 'b'], () => 1);
+    expect(batches).toBe(1);
+  });
+
+  test('overlapping names across processes, with batches and fallbacks: never deadlock, never overlap', async () => {
+    const store = new BatchAcquiringFakeLockProvider();
+    const processes = [0, 1, 2].map(() => new LockManager({ provider: store }));
+    managers.push(...processes);
+    const names = ['acct:1', 'acct:2', 'acct:3'];
+    const inside = new Map<string, number>();
+    let overlaps = 0;
+    const calls: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 60; i++) {
+      const orders = [names, [...names].reverse(), [names[1], names[0]], [names[2], names[0]], [names[1]]];
+      calls.push(
+        processes[i % 3].withLock(
+          orders[i % orders.length],
+          async (lock) => {
+            for (const n of lock.names) {
+              if (inside.get(n)) overlaps++;
+              inside.set(n, 1);
+            }
+            await sleep(1);
+            for (const n of lock.names) inside.set(n, 0);
+          },
+          { onHeld: 'wait', waitTimeout: 20_000 },
+        ),
+      );
+    }
+    await Promise.all(calls);
+    expect(overlaps).toBe(0);
+    expect(store.calls.acquireMany).toBeGreaterThan(0);
+    for (const n of names) expect(store.isHeld('lock:' + n)).toBe(false);
+  }, 60_000);
 });

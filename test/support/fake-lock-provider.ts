@@ -1,4 +1,4 @@
-import { LockProvider, LockStoreError, type LockAcquireRequest, type LockExtension, type LockGrant } from '../../lib/index.js';
+import { LockProvider, LockStoreError, type LockAcquireRequest, type LockBatchRequest, type LockExtension, type LockGrant } from '../../lib/index.js';
 
 /** An acquire call queued at the store behind the holder. */
 interface Queued {
@@ -29,7 +29,7 @@ export class FakeLockProvider extends LockProvider {
   readonly kind = 'fake';
   readonly fenceBlocks: boolean;
   /** How many calls of each kind reached the store. */
-  readonly calls = { acquire: 0, extend: 0, release: 0, extendMany: 0 };
+  readonly calls = { acquire: 0, extend: 0, release: 0, extendMany: 0, acquireMany: 0 };
   /** Every acquire request, in the order it reached the store. */
   readonly requests: LockAcquireRequest[] = [];
   private readonly holders = new Map<string, string>();
@@ -42,6 +42,21 @@ export class FakeLockProvider extends LockProvider {
   constructor(options: { fenceBlocks?: boolean } = {}) {
     super();
     this.fenceBlocks = options.fenceBlocks ?? true;
+  }
+
+  /** Whether `key` is free with nobody queued (what a batch of {@link BatchAcquiringFakeLockProvider} needs). */
+  protected free(key: string): boolean {
+    return !this.holders.has(key) && (this.queues.get(key)?.length ?? 0) === 0;
+  }
+
+  /** Gives `request.key` to `request.owner` at once (a batch's grant). */
+  protected grantNow(request: LockBatchRequest): LockGrant {
+    return this.grant({ ...request, wait: false }, false);
+  }
+
+  /** The store's failure while it is down, else `undefined`. */
+  protected get down(): string | undefined {
+    return this.failure;
   }
 
   /** Whether someone holds `key`. */
@@ -189,5 +204,24 @@ export class BatchingFakeLockProvider extends FakeLockProvider {
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+}
+
+/**
+ * A {@link FakeLockProvider} that also takes several locks in one call
+ * (`acquireMany`): all free with nobody queued, or none. `calls.acquireMany`
+ * counts those calls, `refused` how many answered `null`.
+ */
+export class BatchAcquiringFakeLockProvider extends FakeLockProvider {
+  refused = 0;
+
+  acquireMany(requests: readonly LockBatchRequest[]): Promise<LockGrant[] | null> {
+    this.calls.acquireMany++;
+    if (this.down !== undefined) return Promise.reject(new LockStoreError('acquire', this.down));
+    if (!requests.every((r) => this.free(r.key))) {
+      this.refused++;
+      return Promise.resolve(null);
+    }
+    return Promise.resolve(requests.map((r) => this.grantNow(r)));
   }
 }

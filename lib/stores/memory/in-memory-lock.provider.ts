@@ -6,7 +6,7 @@ import { ownerTokenFor } from '../../shared/owner-token.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { now } from '../../shared/clock.js';
 import type { LockMode } from '../../contract/lock-options.interface.js';
-import { isThenable, type LockExtension } from '../../contract/lock-provider.js';
+import { isThenable, type LockBatchRequest, type LockExtension } from '../../contract/lock-provider.js';
 
 const MAX_TIMER = 2 ** 31 - 1;
 
@@ -87,6 +87,21 @@ export class InMemoryLockProvider extends LockProvider {
       }
       state.waiters.push(waiter);
       if (state.expiry === undefined) this.arm(state, key);
+    });
+  }
+
+  /** {@inheritDoc LockProvider.acquireMany} Every key free (no holder, no waiter): all are taken at once; else `null`. */
+  acquireMany(requests: readonly LockBatchRequest[]): LockGrant[] | null {
+    const t = now();
+    for (const { key } of requests) {
+      const entry = this.entries.get(key);
+      if (entry) this.settle(entry, key, t);
+      if (this.entries.has(key)) return null;
+    }
+    return requests.map(({ key, owner, ttl }) => {
+      const fencingToken = ++this.fence;
+      this.entries.set(key, new KeyState(owner, t + ttl, fencingToken, t, false, 1));
+      return { fencingToken };
     });
   }
 

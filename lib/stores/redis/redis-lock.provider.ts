@@ -1,4 +1,5 @@
 import { LockProvider, type LockAcquireRequest, type LockExtension, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
+import type { LockBatchRequest } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest } from '../../contract/stored-lock.interface.js';
 import { newOwnerToken } from '../../shared/owner-token.js';
 import { now } from '../../shared/clock.js';
@@ -11,47 +12,40 @@ import { replicated, type ReplicaWait } from './redis-replicas.js';
 import { RedisGroups, checkLimit } from './redis-group.js';
 import type { RedisLockProviderOptions } from './redis-lock-provider.interface.js';
 import { extendManyInRedis } from './redis-renewal.js';
+import { acquireManyInRedis } from './redis-multi.js';
 
 /** Bound of the provider's memory of contended keys (past it, it starts over). */
 const MAX_CONTENDED_KEYS = 1_024;
 const noop = (): void => {};
 
 /**
- * Locks in Redis (standalone or Cluster), shared by every instance that uses
- * the same Redis.
+ * Locks in Redis (standalone or Cluster), shared by every instance that uses the same Redis.
  *
- * - Acquire is one round trip: a Lua script that sets the key to the owner
- *   token with a lease and returns a fencing token from a per-key counter
- *   (a block of `request.fences` tokens: the engine hands the lock to other
- *   callers of this process with the rest, see `localHandOff`), raised to
- *   the server clock in microseconds whenever it is behind, so that tokens
- *   keep growing across a failover to a replica with an older counter (see
- *   `waitForReplicas` for a guarantee without clocks). A wait
- *   starts with the small script a try uses (three keys, an integer reply);
- *   only when that finds the key held does it queue with the full one, and
- *   the provider then remembers the key as contended, so that its next
- *   waits queue at once (until one is granted at once again).
- *   Release and extend are owner-checked scripts. Scripts run by `EVALSHA`,
- *   with `EVAL` when the server's script cache was flushed.
- * - Waiters queue in Redis (FIFO across instances). Release grants the key
- *   to the first live waiter inside the same script and draws its fencing
- *   token. A waiter of another instance is told on that instance's own
- *   channel (one subscriber connection per provider), a waiter of this
- *   instance by the release's reply; either starts at once, and the engine
- *   renews the short hand-off lease to the full `ttl`. No polling: a waiter
- *   also re-checks when the holder's lease would end (a crashed holder
- *   publishes nothing), and refreshes its queue entry, which expires if its
- *   process dies.
- * - Every call is bounded by `commandTimeout`, also while ioredis reconnects,
- *   and fails with {@link LockStoreError}.
- * - Shared (read/write) locks and semaphores (`limit`): see `RedisGroups`.
+ * - Acquire is one round trip: a Lua script that sets the key to the owner token with a lease and
+ *   returns a fencing token from a per-key counter (a block of `request.fences` tokens: the engine
+ *   hands the lock to other callers of this process with the rest, see `localHandOff`), raised to
+ *   the server clock in microseconds whenever it is behind, so that tokens keep growing across a
+ *   failover to a replica with an older counter (see `waitForReplicas` for a guarantee without
+ *   clocks). A wait starts with the small script a try uses (three keys, an integer reply); only
+ *   when that finds the key held does it queue with the full one, and the provider then remembers
+ *   the key as contended, so that its next waits queue at once (until one is granted at once again).
+ *   Release and extend are owner-checked scripts. Scripts run by `EVALSHA`, with `EVAL` when the
+ *   server's script cache was flushed.
+ * - Waiters queue in Redis (FIFO across instances). Release grants the key to the first live waiter
+ *   inside the same script and draws its fencing token. A waiter of another instance is told on that
+ *   instance's own channel (one subscriber connection per provider), a waiter of this instance by the
+ *   release's reply; either starts at once, and the engine renews the short hand-off lease to the
+ *   full `ttl`. No polling: a waiter also re-checks when the holder's lease would end (a crashed
+ *   holder publishes nothing), and refreshes its queue entry, which expires if its process dies.
+ * - Every call is bounded by `commandTimeout`, also while ioredis reconnects, and fails with {@link LockStoreError}.
+ * - Shared (read/write) locks and semaphores (`limit`): see `RedisGroups`. Several names at once
+ *   (`acquireMany`): one script per Cluster slot, see `acquireManyInRedis`.
  *
  * Keys, for a lock key `k` (the module's prefix included): `{k}` (the lock),
  * `{k}:fence`, `{k}:q`, `{k}:w`, `{k}:h`, `{k}:t`, all in one Cluster slot.
  *
- * Made of (internal): `RedisClients` (the connections), `RedisCommands`
- * (bounded calls, scripts, write batching), `RedisWaiters` (local waiters
- * and hand-off notices); the Lua scripts are the `.lua` files of `scripts/`.
+ * Made of (internal): `RedisClients` (connections), `RedisCommands` (bounded calls, scripts, write batching),
+ * `RedisWaiters` (local waiters, hand-off notices); the Lua scripts are the `.lua` files of `scripts/`.
  *
  * @example
  * ```ts
@@ -345,5 +339,11 @@ export class RedisLockProvider extends LockProvider {
    */
   extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
     return this.groups.extendMany(locks, (plain) => extendManyInRedis(this.commands, this.client, this.scripts.extendMany, plain));
+  }
+
+  /** {@inheritDoc LockProvider.acquireMany} One script on a standalone Redis; on a Cluster one per slot, in order. */
+  acquireMany(requests: readonly LockBatchRequest[]): Promise<LockGrant[] | null> {
+    const host = { commands: this.commands, client: this.client, replicas: this.replicas, script: this.scripts.acquireMany };
+    return acquireManyInRedis({ ...host, release: (k, o) => this.release(k, o), cleanUp: (k, o) => this.cleanUp(k, o) }, requests);
   }
 }

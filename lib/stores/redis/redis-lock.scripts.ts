@@ -38,6 +38,7 @@ const FILES = {
   groupRelease: 'group-release',
   groupExtend: 'group-extend',
   extendMany: 'extend-many',
+  acquireMany: 'acquire-many',
 } as const;
 
 /** @internal */

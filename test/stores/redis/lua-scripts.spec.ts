@@ -49,6 +49,15 @@ test('every grant restarts the lifetime of the fencing counter at FENCE_LIFETIME
   expect(read(join('includes', 'draw-fences.lua'))).toContain(`redis.call('SET', KEYS[2], string.format('%.0f', last), 'PX', ${FENCE_LIFETIME_MS})`);
 });
 
+test('acquire-many draws each block of fencing tokens as draw-fences does (same bound, same counter lifetime), from the counter of each lock', () => {
+  const draw = read(join('includes', 'draw-fences.lua'));
+  const many = read('acquire-many.lua');
+  expect(draw).toContain(`local last = math.max((tonumber(redis.call('GET', KEYS[2])) or 0) + n, tonumber(t[1] .. string.sub('00000' .. t[2], -6)) + n - 1)`);
+  expect(many).toContain(`local clock = tonumber(t[1] .. string.sub('00000' .. t[2], -6))`);
+  expect(many).toContain(`local last = math.max((tonumber(redis.call('GET', KEYS[i + 1])) or 0) + n, clock + n - 1)`);
+  expect(many).toContain(`redis.call('SET', KEYS[i + 1], string.format('%.0f', last), 'PX', ${FENCE_LIFETIME_MS})`);
+});
+
 test.each(luaFiles)('%s opens with a header that states its Input (one KEYS/ARGV a line) and its Output', (file) => {
   const text = read(file);
   const found = header(text);
@@ -86,6 +95,7 @@ function fileOf(name: keyof typeof SCRIPTS): string {
     groupRelease: 'group-release',
     groupExtend: 'group-extend',
     extendMany: 'extend-many',
+    acquireMany: 'acquire-many',
   }[name];
 }
 
@@ -107,7 +117,7 @@ test('the builds (dist/lib, dist/cjs) carry the same .lua files as lib (npm run 
   }
 });
 
-/** Runs each of the scripts through the provider: try-acquire, extend, extend-many, holder, acquire, leave, release-free, release. */
+/** Runs each of the scripts through the provider: try-acquire, extend, extend-many, holder, acquire, leave, release-free, release, the group scripts, acquire-many. */
 async function runEveryScript(provider: RedisLockProvider, admin: Redis): Promise<void> {
   const key = `lua:${randomBytes(6).toString('hex')}`;
   expect(await provider.acquire({ key, owner: 'a', ttl: 10_000, wait: false })).not.toBeNull();
@@ -128,7 +138,17 @@ async function runEveryScript(provider: RedisLockProvider, admin: Redis): Promis
   expect(await provider.acquire({ key, owner: 'e', ttl: 10_000, wait: false, limit: 2 })).not.toBeNull();
   expect(await provider.extend(key, 'e', 10_000)).toBe(true);
   expect(await provider.release(key, 'e')).toBe(true);
-  await admin.del(`{${key}}:fence`);
+  // (several names at once: acquire-many)
+  const other = `${key}:other`;
+  expect(
+    await provider.acquireMany([
+      { key, owner: 'f', ttl: 10_000 },
+      { key: other, owner: 'f', ttl: 10_000 },
+    ]),
+  ).toHaveLength(2);
+  expect(await provider.release(key, 'f')).toBe(true);
+  expect(await provider.release(other, 'f')).toBe(true);
+  await admin.del(`{${key}}:fence`, `{${other}}:fence`);
 }
 
 const shas = Object.values(SCRIPTS).map((s) => s.sha);
