@@ -122,7 +122,7 @@ describe('with waitForReplicas', () => {
   test('the grants count once the replica has them; with the replica stopped, LockStoreError and every name given back', async () => {
     const master = await RedisServer.start(REPLICATION_FAST);
     const replica = await RedisServer.startReplica(master);
-    const provider = new RedisLockProvider({ redis: master.url, waitForReplicas: 1, commandTimeout: 1_000 });
+    const provider = new RedisLockProvider({ redis: master.url, waitForReplicas: 1, commandTimeout: 4_000 });
     const batch = ['lock:r:1', 'lock:r:2'].map((key) => ({ key, owner: 'mine', ttl: 30_000 }));
     try {
       expect(await provider.acquireMany(batch)).toHaveLength(2);
