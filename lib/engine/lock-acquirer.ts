@@ -1,13 +1,16 @@
 import { FENCE_BLOCK, LockCohort, type CohortHost, type HandOff } from './lock-cohort.js';
 import { HeldLock, type HeldLockContext } from './held-lock.js';
 import { LocalWaiter, type LockRequest } from './local-waiter.js';
+import { PermitCohort, type PermitCohortHost, type PermitTurn } from './permit-cohort.js';
+import { transferPermit } from './permit-transfer.js';
 import { LockError, LockStoreError } from '../errors/lock.errors.js';
 import { closedWhileWaitingMessage, grantedAfterCloseMessage, requestedAfterCloseMessage } from '../errors/lock.messages.js';
 import { isThenable, type LockAcquireRequest, type LockGrant, type MaybePromise } from '../contract/lock-provider.js';
 import { ownerTokenFor, type InstanceOwnerTokens } from '../shared/owner-token.js';
 import { now } from '../shared/clock.js';
 
-type Cohort = LockCohort<LocalWaiter, HeldLock>;
+type Cohort = LockCohort<LocalWaiter, HeldLock> | Permits;
+type Permits = PermitCohort<LocalWaiter, HeldLock>;
 
 /** Longest wait of `close()` for tries in flight, in ms. */
 const CLOSE_DRAIN_MS = 10_000;
@@ -40,10 +43,13 @@ function primitiveRequest({ key, wait, options: o }: LockRequest, owner: string)
  */
 export class LockAcquirer {
   /** Per key, the callers of this process; `undefined` when the hand-off is off or the store reserves no fencing tokens. */
-  private readonly cohorts: Map<string, Cohort> | undefined;
+  private readonly cohorts: Map<string, LockCohort<LocalWaiter, HeldLock>> | undefined;
+  /** Per semaphore key, the callers of this process; `undefined` when the hand-off is off or the store cannot hand a permit over. */
+  private readonly permits: Map<string, Permits> | undefined;
   /** Arrival counter of local waiters: a store grant's batch is the waiters that came before it. */
   private arrivals = 0;
   private readonly cohortHost: CohortHost<LocalWaiter, HeldLock>;
+  private readonly permitHost: PermitCohortHost<LocalWaiter, HeldLock>;
   private closed = false;
   /** Tries (no waiting) whose store call is in flight: `close()` lets them finish and release what they got. */
   private tries = 0;
@@ -63,6 +69,14 @@ export class LockAcquirer {
         if (this.cohorts?.get(cohort.key) === cohort) this.cohorts.delete(cohort.key);
       },
     };
+    this.permits = localHandOff && typeof ctx.provider.transfer === 'function' ? new Map() : undefined;
+    this.permitHost = {
+      transfer: (waiter, from, cohort, turn) => this.transfer(waiter, from, cohort, turn),
+      toStore: (waiter, cohort) => this.sendToStore(waiter, cohort),
+      idle: (cohort) => {
+        if (this.permits?.get(cohort.key) === cohort) this.permits.delete(cohort.key);
+      },
+    };
   }
 
   /** `true` once {@link close} was called. */
@@ -72,7 +86,7 @@ export class LockAcquirer {
 
   /** Callers of this process queued here for `key` (for inspection). */
   localWaiters(key: string): number {
-    return this.cohorts?.get(key)?.waiting.length ?? 0;
+    return (this.cohorts?.get(key)?.waiting.length ?? 0) + (this.permits?.get(key)?.waiting.length ?? 0);
   }
 
   /**
@@ -84,21 +98,35 @@ export class LockAcquirer {
     if (this.closed) {
       throw new LockError(requestedAfterCloseMessage(req.name), { lockName: req.name });
     }
-    // Local hand-off for plain locks only: a semaphore's or a shared lock's callers all go to the store.
-    const cohorts = req.options.limit === undefined && req.options.mode === undefined ? this.cohorts : undefined;
-    if (cohorts !== undefined) {
-      let cohort = cohorts.get(req.key);
-      if (cohort?.busy) {
-        if (req.wait) return this.waitHere(cohort, req).then(then);
-        // Held here, on a lease this process counts: "held" is the answer, without the store.
-        if (cohort.holds) return then(null);
-      } else if (req.wait) {
-        if (!cohort) cohorts.set(req.key, (cohort = new LockCohort(req.key, this.cohortHost)));
-        cohort.toStore();
-        return this.ask(req, then, cohort);
-      }
+    const cohort = this.cohortOf(req);
+    if (cohort?.busy) {
+      if (req.wait) return this.waitHere(cohort, req).then(then);
+      // Held here, on a lease this process counts: "held" is the answer, without the store.
+      if (cohort.holds) return then(null);
+    } else if (cohort && req.wait) {
+      cohort.toStore();
+      return this.ask(req, then, cohort);
     }
     return this.ask(req, then, undefined);
+  }
+
+  /**
+   * The callers of this process for the request's key when the local
+   * hand-off serves it (created for a waiter): plain locks, and semaphores
+   * of one limit on a store that hands permits over; a shared lock's
+   * callers all go to the store.
+   */
+  private cohortOf(req: LockRequest): Cohort | undefined {
+    const { limit, mode } = req.options;
+    if (mode !== undefined) return undefined;
+    if (limit === undefined) {
+      let cohort = this.cohorts?.get(req.key);
+      if (!cohort && req.wait && this.cohorts) this.cohorts.set(req.key, (cohort = new LockCohort(req.key, this.cohortHost)));
+      return cohort;
+    }
+    let permits = this.permits?.get(req.key);
+    if (!permits && req.wait && this.permits) this.permits.set(req.key, (permits = new PermitCohort(req.key, limit, this.permitHost)));
+    return permits?.limit === limit ? permits : undefined;
   }
 
   /**
@@ -107,7 +135,7 @@ export class LockAcquirer {
    */
   async close(): Promise<void> {
     this.closed = true;
-    for (const cohort of this.cohorts?.values() ?? []) {
+    for (const cohort of [...(this.cohorts?.values() ?? []), ...(this.permits?.values() ?? [])]) {
       for (const waiter of [...cohort.waiting]) {
         cohort.remove(waiter);
         waiter.done();
@@ -212,6 +240,13 @@ export class LockAcquirer {
     return true;
   }
 
+  /** A local hand-off of a permit (see {@link transferPermit}). */
+  private transfer(waiter: LocalWaiter, from: HeldLock, cohort: Permits, turn: PermitTurn): void {
+    const o = waiter.request.options;
+    const owner = o.instanceId !== undefined ? ownerTokenFor(o.instanceId) : this.namedTokens.next();
+    transferPermit(this.ctx, { waiter, from, cohort, turn, owner }, (req, grant) => this.granted(req, owner, grant));
+  }
+
   /** A local waiter's turn to queue at the store (its process no longer holds the key), with what is left of its wait. */
   private sendToStore(waiter: LocalWaiter, cohort: Cohort): void {
     waiter.done();
@@ -265,7 +300,10 @@ export class LockAcquirer {
         });
       }
       const fences = grant.fences ?? 1;
-      if (this.cohorts && fences > 1 && o.limit === undefined && o.mode === undefined) {
+      if (atStore instanceof PermitCohort) {
+        lock.cohort = atStore;
+        atStore.granted(lock, this.arrivals);
+      } else if (this.cohorts && fences > 1 && o.limit === undefined && o.mode === undefined) {
         let cohort = atStore ?? this.cohorts.get(req.key);
         if (!cohort) this.cohorts.set(req.key, (cohort = new LockCohort(req.key, this.cohortHost)));
         lock.cohort = cohort;

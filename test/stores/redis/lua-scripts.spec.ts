@@ -83,6 +83,7 @@ function fileOf(name: keyof typeof SCRIPTS): string {
     extend: 'extend',
     holder: 'holder',
     groupAcquire: 'group-acquire',
+    groupTransfer: 'group-transfer',
     groupRelease: 'group-release',
     groupExtend: 'group-extend',
     extendMany: 'extend-many',
