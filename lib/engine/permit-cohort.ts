@@ -2,10 +2,10 @@ import type { CohortHolder, CohortWaiter } from './lock-cohort.js';
 
 /**
  * Local hand-offs that one store grant of a permit may lead to: a permit
- * serves at most 8 callers of a process in a row before it goes back to the
+ * serves at most 4 callers of a process in a row before it goes back to the
  * store's FIFO queue. @internal
  */
-export const PERMIT_HAND_OFFS = 7;
+export const PERMIT_HAND_OFFS = 3;
 
 /** A permit's turn in its process: waiters that arrived before `end` may take it over, `left` more times. @internal */
 export interface PermitTurn {
