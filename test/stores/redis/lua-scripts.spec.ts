@@ -128,7 +128,9 @@ async function runEveryScript(provider: RedisLockProvider, admin: Redis): Promis
   // (a semaphore: the group scripts)
   expect(await provider.acquire({ key, owner: 'e', ttl: 10_000, wait: false, limit: 2 })).not.toBeNull();
   expect(await provider.extend(key, 'e', 10_000)).toBe(true);
-  expect(await provider.release(key, 'e')).toBe(true);
+  // (the local hand-off of a permit)
+  expect(await provider.transfer(key, 'e', 'f', 10_000)).not.toBeNull();
+  expect(await provider.release(key, 'f')).toBe(true);
   await admin.del(`{${key}}:fence`);
 }
 
