@@ -143,6 +143,19 @@ export abstract class LockProvider {
   abstract release(key: string, owner: string): MaybePromise<boolean>;
 
   /**
+   * Optional. Hands the permit of a semaphore (an exclusive grant with
+   * `limit` above 1) that `from` holds on `key` over to the new owner `to`:
+   * `from` holds it no more, `to` holds it with a lease of `ttl` ms and a
+   * fencing token above every earlier one of the key, and the number of
+   * holders does not change. The queue is passed over: the engine calls it
+   * for a waiter of its own process, within the bounds of its local hand-off
+   * (docs/engine.md). Returns `null` (nothing changed) when `from` no longer
+   * holds a permit of `key`. With it, the engine hands permits over locally.
+   * @throws {LockStoreError} when the store cannot be reached or fails.
+   */
+  transfer?(key: string, from: string, to: string, ttl: number): MaybePromise<LockGrant | null>;
+
+  /**
    * Optional. Runs `send` at once and returns what it returns; the store
    * calls it makes may leave together (one network write), so that no other
    * process's call comes between them.

@@ -1,13 +1,18 @@
 import { FENCE_BLOCK, LockCohort, type CohortHost, type HandOff } from './lock-cohort.js';
 import { HeldLock, type HeldLockContext } from './held-lock.js';
-import { LocalWaiter, type LockRequest } from './local-waiter.js';
-import { LockError, LockStoreError } from '../errors/lock.errors.js';
+import { acquireError } from './acquire-error.js';
+import { LocalWaiter, primitiveRequest, waitLocally, type LockRequest } from './local-waiter.js';
+import { PermitCohort, type PermitCohortHost, type PermitTurn } from './permit-cohort.js';
+import { transferPermit } from './permit-transfer.js';
+import { LockError } from '../errors/lock.errors.js';
 import { closedWhileWaitingMessage, grantedAfterCloseMessage, requestedAfterCloseMessage } from '../errors/lock.messages.js';
 import { isThenable, type LockAcquireRequest, type LockGrant, type MaybePromise } from '../contract/lock-provider.js';
 import { ownerTokenFor, type InstanceOwnerTokens } from '../shared/owner-token.js';
 import { now } from '../shared/clock.js';
 
-type Cohort = LockCohort<LocalWaiter, HeldLock>;
+type Cohort = Plain | Permits;
+type Plain = LockCohort<LocalWaiter, HeldLock>;
+type Permits = PermitCohort<LocalWaiter, HeldLock>;
 
 /** Longest wait of `close()` for tries in flight, in ms. */
 const CLOSE_DRAIN_MS = 10_000;
@@ -18,21 +23,6 @@ const queuedHere = (lock: HeldLock | null): HeldLock | null => {
   return lock;
 };
 
-/** The store request of a semaphore or a shared lock: `limit` only above 1, `mode` only when shared, never `fences`. */
-function primitiveRequest({ key, wait, options: o }: LockRequest, owner: string): LockAcquireRequest {
-  const request: { -readonly [K in keyof LockAcquireRequest]: LockAcquireRequest[K] } = {
-    key,
-    owner,
-    ttl: o.ttl,
-    wait,
-    waitTimeout: o.waitTimeout,
-    signal: o.signal,
-  };
-  if (o.limit !== undefined) request.limit = o.limit;
-  if (o.mode !== undefined) request.mode = o.mode;
-  return request;
-}
-
 /**
  * Takes locks for one manager: asks the store, or, for a key that a caller
  * of this process already holds or waits for at the store, queues the
@@ -40,10 +30,13 @@ function primitiveRequest({ key, wait, options: o }: LockRequest, owner: string)
  */
 export class LockAcquirer {
   /** Per key, the callers of this process; `undefined` when the hand-off is off or the store reserves no fencing tokens. */
-  private readonly cohorts: Map<string, Cohort> | undefined;
+  private readonly cohorts: Map<string, Plain> | undefined;
+  /** Per semaphore key, the callers of this process; `undefined` when the hand-off is off or the store cannot hand a permit over. */
+  private readonly permits: Map<string, Permits> | undefined;
   /** Arrival counter of local waiters: a store grant's batch is the waiters that came before it. */
   private arrivals = 0;
   private readonly cohortHost: CohortHost<LocalWaiter, HeldLock>;
+  private readonly permitHost: PermitCohortHost<LocalWaiter, HeldLock>;
   private closed = false;
   /** Tries (no waiting) whose store call is in flight: `close()` lets them finish and release what they got. */
   private tries = 0;
@@ -63,6 +56,14 @@ export class LockAcquirer {
         if (this.cohorts?.get(cohort.key) === cohort) this.cohorts.delete(cohort.key);
       },
     };
+    this.permits = localHandOff && typeof ctx.provider.transfer === 'function' ? new Map() : undefined;
+    this.permitHost = {
+      transfer: (waiter, from, cohort, turn) => this.transfer(waiter, from, cohort, turn),
+      toStore: (waiter, cohort) => this.sendToStore(waiter, cohort),
+      idle: (cohort) => {
+        if (this.permits?.get(cohort.key) === cohort) this.permits.delete(cohort.key);
+      },
+    };
   }
 
   /** `true` once {@link close} was called. */
@@ -72,7 +73,7 @@ export class LockAcquirer {
 
   /** Callers of this process queued here for `key` (for inspection). */
   localWaiters(key: string): number {
-    return this.cohorts?.get(key)?.waiting.length ?? 0;
+    return (this.cohorts?.get(key)?.waiting.length ?? 0) + (this.permits?.get(key)?.waiting.length ?? 0);
   }
 
   /**
@@ -84,19 +85,14 @@ export class LockAcquirer {
     if (this.closed) {
       throw new LockError(requestedAfterCloseMessage(req.name), { lockName: req.name });
     }
-    // Local hand-off for plain locks only: a semaphore's or a shared lock's callers all go to the store.
-    const cohorts = req.options.limit === undefined && req.options.mode === undefined ? this.cohorts : undefined;
-    if (cohorts !== undefined) {
-      let cohort = cohorts.get(req.key);
-      if (cohort?.busy) {
-        if (req.wait) return this.waitHere(cohort, req).then(then);
-        // Held here, on a lease this process counts: "held" is the answer, without the store.
-        if (cohort.holds) return then(null);
-      } else if (req.wait) {
-        cohort = this.cohortFor(cohorts, req.key);
-        cohort.toStore();
-        return this.ask(req, then, cohort);
-      }
+    const cohort = this.cohortOf(req);
+    if (cohort?.busy) {
+      if (req.wait) return this.waitHere(cohort, req).then(then);
+      // Held here, on a lease this process counts: "held" is the answer, without the store.
+      if (cohort.holds) return then(null);
+    } else if (cohort && req.wait) {
+      cohort.toStore();
+      return this.ask(req, then, cohort);
     }
     return this.ask(req, then, undefined);
   }
@@ -147,12 +143,27 @@ export class LockAcquirer {
   }
 
   /**
+   * The callers of this process for the request's key when the local
+   * hand-off serves it (created for a waiter): plain locks, and semaphores
+   * of one limit on a store that hands permits over; a shared lock's
+   * callers all go to the store.
+   */
+  private cohortOf(req: LockRequest): Cohort | undefined {
+    const { limit, mode } = req.options;
+    if (mode !== undefined) return undefined;
+    if (limit === undefined) return this.cohorts && (req.wait ? this.cohortFor(this.cohorts, req.key) : this.cohorts.get(req.key));
+    let permits = this.permits?.get(req.key);
+    if (!permits && req.wait && this.permits) this.permits.set(req.key, (permits = new PermitCohort(req.key, limit, this.permitHost)));
+    return permits?.limit === limit ? permits : undefined;
+  }
+
+  /**
    * Refuses new locks, fails the waiters queued here, and waits (bounded)
    * for tries in flight to finish and release what they got.
    */
   async close(): Promise<void> {
     this.closed = true;
-    for (const cohort of this.cohorts?.values() ?? []) {
+    for (const cohort of [...(this.cohorts?.values() ?? []), ...(this.permits?.values() ?? [])]) {
       for (const waiter of [...cohort.waiting]) {
         cohort.remove(waiter);
         waiter.done();
@@ -217,7 +228,7 @@ export class LockAcquirer {
   }
 
   /** The cohort of `key`, made when there is none. */
-  private cohortFor(cohorts: Map<string, Cohort>, key: string): Cohort {
+  private cohortFor(cohorts: Map<string, Plain>, key: string): Plain {
     let cohort = cohorts.get(key);
     if (!cohort) cohorts.set(key, (cohort = new LockCohort(key, this.cohortHost)));
     return cohort;
@@ -230,23 +241,7 @@ export class LockAcquirer {
 
   /** Queues a waiter behind this process's own holder or store waiter for the key. */
   private waitHere(cohort: Cohort, req: LockRequest): Promise<HeldLock | null> {
-    const o = req.options;
-    return new Promise<HeldLock | null>((resolve, reject) => {
-      // Already aborted, or no wait allowed: like a store asked to try once, the answer is "held".
-      if (o.signal?.aborted || o.waitTimeout === 0) return resolve(null);
-      const waiter = new LocalWaiter(this.arrivals++, req, resolve, reject);
-      cohort.enqueue(waiter);
-      const leave = (): void => {
-        if (!cohort.remove(waiter)) return;
-        waiter.done();
-        resolve(null);
-      };
-      if (o.waitTimeout !== undefined) waiter.timer = setTimeout(leave, o.waitTimeout);
-      if (o.signal) {
-        waiter.onAbort = leave;
-        o.signal.addEventListener('abort', leave, { once: true });
-      }
-    });
+    return waitLocally(cohort, req, this.arrivals++);
   }
 
   /** A local hand-off: `waiter` takes over the store's grant that `from` held, with a reserved fencing token. */
@@ -267,6 +262,13 @@ export class LockAcquirer {
     cohort.hold(held);
     waiter.settle(held);
     return true;
+  }
+
+  /** A local hand-off of a permit (see {@link transferPermit}). */
+  private transfer(waiter: LocalWaiter, from: HeldLock, cohort: Permits, turn: PermitTurn): void {
+    const o = waiter.request.options;
+    const owner = o.instanceId !== undefined ? ownerTokenFor(o.instanceId) : this.namedTokens.next();
+    transferPermit(this.ctx, { waiter, from, cohort, turn, owner }, (req, grant) => this.granted(req, owner, grant));
   }
 
   /** A local waiter's turn to queue at the store (its process no longer holds the key), with what is left of its wait. */
@@ -322,7 +324,10 @@ export class LockAcquirer {
         });
       }
       const fences = grant.fences ?? 1;
-      if (this.cohorts && fences > 1 && o.limit === undefined && o.mode === undefined) {
+      if (atStore instanceof PermitCohort) {
+        lock.cohort = atStore;
+        atStore.granted(lock, this.arrivals);
+      } else if (this.cohorts && fences > 1 && o.limit === undefined && o.mode === undefined) {
         const cohort = atStore ?? this.cohortFor(this.cohorts, req.key);
         lock.cohort = cohort;
         cohort.hold(lock, { fencingToken: grant.fencingToken, fences, arrivals: this.arrivals });
@@ -336,15 +341,7 @@ export class LockAcquirer {
     }
   }
 
-  /** The error a caller gets for a failed acquire. Providers see keys, not names: put the lock name in. */
   private acquireFailed(name: string, err: unknown): Error {
-    const error =
-      err instanceof LockStoreError && err.lockName === undefined
-        ? new LockStoreError(err.operation, err.detail, { lockName: name, cause: err.cause ?? err })
-        : err instanceof LockError
-          ? err
-          : new LockStoreError('acquire', err instanceof Error ? err.message : String(err), { lockName: name, cause: err });
-    this.ctx.emit({ type: 'store-error', name, operation: 'acquire', error });
-    return error;
+    return acquireError(this.ctx, name, err);
   }
 }

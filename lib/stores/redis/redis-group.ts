@@ -94,6 +94,28 @@ export class RedisGroups {
     return this.host.run({ operation: 'release', key, script: this.scripts.groupRelease, args: [owner], map: this.waiters.released });
   }
 
+  /**
+   * Owner-checked hand-over of `from`'s permit to `to` (same key, same
+   * limit), with a lease of `ttl` and a fresh fencing token; `null` when
+   * `from` no longer holds one.
+   */
+  transfer(key: string, from: string, to: string, ttl: number): Promise<LockGrant | null> {
+    this.forget(key, from);
+    return this.host.run({
+      operation: 'acquire',
+      key,
+      script: this.scripts.groupTransfer,
+      args: [from, to, ttl],
+      map: (reply) => {
+        this.waiters.handedOff(reply, reply[0] === 1 ? 2 : 1);
+        if (reply[0] !== 1) return null;
+        this.granted(key, to);
+        return { fencingToken: Number(reply[1]) };
+      },
+      onError: () => this.host.cleanUp(key, to),
+    });
+  }
+
   /** Owner-checked extend of the owner's own lease. */
   extend(key: string, owner: string, ttl: number): Promise<boolean> {
     const tag = lockTag(key);

@@ -118,11 +118,7 @@ export class RedisLockProvider extends LockProvider {
     }
   }
 
-  /**
-   * The cause of the latest connection failure, in words ("Redis at
-   * 127.0.0.1:6380 refused the connection (ECONNREFUSED)"), or `undefined`
-   * while connected without trouble. Never holds the password.
-   */
+  /** The cause of the latest connection failure, in words ("Redis at 127.0.0.1:6380 refused the connection (ECONNREFUSED)"), or `undefined` while connected without trouble. Never holds the password. */
   lastFailure(): string | undefined {
     return this.clients.lastFailure();
   }
@@ -165,6 +161,11 @@ export class RedisLockProvider extends LockProvider {
         return (status === 2 ? this.releaseQueued(key, owner) : status === 3 ? this.groups.release(key, owner) : status === 1) as boolean;
       },
     });
+  }
+
+  /** {@inheritDoc LockProvider.transfer} One script (`group-transfer`): the holders swap owners, the counter draws the token. */
+  transfer(key: string, from: string, to: string, ttl: number): Promise<LockGrant | null> {
+    return this.groups.transfer(key, from, to, Math.max(1, Math.ceil(ttl)));
   }
 
   /**

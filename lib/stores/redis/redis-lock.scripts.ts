@@ -37,6 +37,7 @@ const FILES = {
   groupAcquire: 'group-acquire',
   groupRelease: 'group-release',
   groupExtend: 'group-extend',
+  groupTransfer: 'group-transfer',
   extendMany: 'extend-many',
   acquireMany: 'acquire-many',
 } as const;

@@ -2,8 +2,9 @@
  * Semaphores (`limit`) and shared (read/write) locks in Redis, beyond the
  * conformance suite: a semaphore holder killed with SIGKILL gives its permit
  * back after its own lease; waiters of two providers (two connections) are
- * woken on release in arrival order; the limit-disagreement error; and a
- * plain lock and a group taking turns on one name.
+ * woken on release in arrival order; a permit's transfer to a new owner;
+ * the limit-disagreement error; and a plain lock and a group taking turns
+ * on one name.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -137,6 +138,31 @@ test('semaphore waiters of two providers enter in arrival order as permits come 
   const rest = await Promise.all([waiters[2], waiters[3]]);
   expect(order).toEqual([0, 1, 2, 3]);
   for (const r of rest) expect(await r.provider.release(key, r.owner)).toBe(true);
+  expect(await redis.exists(`{${key}}`, `{${key}}:h`, `{${key}}:t`, `{${key}}:q`)).toBe(0);
+});
+
+test('transfer hands a permit to a new owner with a larger token, the holder count unchanged and the queue passed over; null once the old owner holds none', async () => {
+  const key = newKey('transfer');
+  const [first, second] = [await take(a, request(key, { limit: 2 })), await take(a, request(key, { limit: 2 }))];
+  const queued = take(b, request(key, { limit: 2 }));
+  while ((await redis.llen(`{${key}}:q`)) === 0) await sleep(10);
+  const next = owner();
+  const moved = await a.transfer(key, first.owner, next, 10_000);
+  expect(moved!.fencingToken).toBeGreaterThan(second.grant!.fencingToken);
+  expect(await redis.zcard(`{${key}}:h`)).toBe(2);
+  expect(await redis.llen(`{${key}}:q`)).toBe(1);
+  expect(Number(await redis.hget(`{${key}}:t`, next))).toBe(moved!.fencingToken);
+  // The old owner holds nothing: its extend, release and a second transfer answer so.
+  expect(await a.extend(key, first.owner, 10_000)).toBe(false);
+  expect(await a.release(key, first.owner)).toBe(false);
+  expect(await a.transfer(key, first.owner, owner(), 10_000)).toBeNull();
+  expect(await a.extend(key, next, 10_000)).toBe(true);
+  // The new owner's release frees the permit for the queued waiter.
+  expect(await a.release(key, next)).toBe(true);
+  const waiter = await queued;
+  expect(waiter.grant!.fencingToken).toBeGreaterThan(moved!.fencingToken);
+  expect(await b.release(key, waiter.owner)).toBe(true);
+  expect(await a.release(key, second.owner)).toBe(true);
   expect(await redis.exists(`{${key}}`, `{${key}}:h`, `{${key}}:t`, `{${key}}:q`)).toBe(0);
 });
 

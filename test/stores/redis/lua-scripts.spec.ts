@@ -92,6 +92,7 @@ function fileOf(name: keyof typeof SCRIPTS): string {
     extend: 'extend',
     holder: 'holder',
     groupAcquire: 'group-acquire',
+    groupTransfer: 'group-transfer',
     groupRelease: 'group-release',
     groupExtend: 'group-extend',
     extendMany: 'extend-many',
@@ -137,17 +138,19 @@ async function runEveryScript(provider: RedisLockProvider, admin: Redis): Promis
   // (a semaphore: the group scripts)
   expect(await provider.acquire({ key, owner: 'e', ttl: 10_000, wait: false, limit: 2 })).not.toBeNull();
   expect(await provider.extend(key, 'e', 10_000)).toBe(true);
-  expect(await provider.release(key, 'e')).toBe(true);
+  // (the local hand-off of a permit)
+  expect(await provider.transfer(key, 'e', 'f', 10_000)).not.toBeNull();
+  expect(await provider.release(key, 'f')).toBe(true);
   // (several names at once: acquire-many)
   const other = `${key}:other`;
   expect(
     await provider.acquireMany([
-      { key, owner: 'f', ttl: 10_000 },
-      { key: other, owner: 'f', ttl: 10_000 },
+      { key, owner: 'g', ttl: 10_000 },
+      { key: other, owner: 'g', ttl: 10_000 },
     ]),
   ).toHaveLength(2);
-  expect(await provider.release(key, 'f')).toBe(true);
-  expect(await provider.release(other, 'f')).toBe(true);
+  expect(await provider.release(key, 'g')).toBe(true);
+  expect(await provider.release(other, 'g')).toBe(true);
   await admin.del(`{${key}}:fence`, `{${other}}:fence`);
 }
 
