@@ -6,7 +6,7 @@ import { PermitCohort, type PermitCohortHost, type PermitTurn } from './permit-c
 import { transferPermit } from './permit-transfer.js';
 import { LockError } from '../errors/lock.errors.js';
 import { closedWhileWaitingMessage, grantedAfterCloseMessage, requestedAfterCloseMessage } from '../errors/lock.messages.js';
-import { isThenable, type LockAcquireRequest, type LockGrant, type MaybePromise } from '../contract/lock-provider.js';
+import { isThenable, type LockGrant, type MaybePromise } from '../contract/lock-provider.js';
 import { ownerTokenFor, type InstanceOwnerTokens } from '../shared/owner-token.js';
 import { now } from '../shared/clock.js';
 
