@@ -79,6 +79,9 @@ export class LockManager {
   private readonly outcomes: LockOutcomes;
   /** Takes several names as one lock. */
   private readonly multi: MultiLockAcquirer;
+  /** The last name of {@link keyOf} and its key. */
+  private lastName: string | undefined;
+  private lastKey = '';
 
   constructor(options: LockManagerOptions) {
     const { provider, logger, ...rest } = options;
@@ -172,7 +175,8 @@ export class LockManager {
   withLock<T>(name: string | readonly string[], fn: (lock: LockHandle) => T | Promise<T>, options?: LockCallOptions): Promise<T | undefined> {
     let entering: MaybePromise<LockEntry | undefined>;
     try {
-      const names = assertLockNames(name, 'withLock()');
+      // (the name of the last call was checked already: strings do not change)
+      const names = typeof name === 'string' && name === this.lastName ? name : assertLockNames(name, 'withLock()');
       if (typeof fn !== 'function') throw new LockOptionsError(notAFunctionMessage(callSite('withLock', names)));
       if (options !== undefined) assertCallOptions(options, () => callSite('withLock', names));
       entering = this.enter(names, this.resolve(options));
@@ -288,7 +292,20 @@ export class LockManager {
 
   private request(name: string, options: ResolvedCallOptions, scope: LockRequest['scope']): LockRequest {
     if (options.limit !== undefined || options.mode !== undefined) assertSupported(this.provider, name, options);
-    return { name, key: this.keyPrefix + name, options, wait: options.onHeld === 'wait', scope, requestedAt: now() };
+    return { name, key: this.keyOf(name), options, wait: options.onHeld === 'wait', scope, requestedAt: now() };
+  }
+
+  /**
+   * The store key of `name`. The last one is kept: a name locked over and
+   * over (the usual hot lock) reuses one flat string, which the store's maps
+   * have hashed already, instead of a new concatenation per call.
+   */
+  private keyOf(name: string): string {
+    if (name !== this.lastName) {
+      this.lastName = name;
+      this.lastKey = this.keyPrefix + name;
+    }
+    return this.lastKey;
   }
 
   /** Takes the lock for a scoped call (see {@link LockEngine.enter}). */

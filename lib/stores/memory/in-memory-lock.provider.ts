@@ -39,6 +39,8 @@ export class InMemoryLockProvider extends LockProvider {
   private readonly entries = new Map<string, KeyState>();
   /** One counter for all keys: strictly increasing per key, and nothing to keep per key. */
   private fence = 0;
+  /** The one key kept without holder or waiter (see {@link forget}). */
+  private idleKey: string | undefined;
 
   /** Answers at once, with a promise only when the caller queues. */
   acquire(request: LockAcquireRequest): MaybePromise<LockGrant | null> {
@@ -131,6 +133,7 @@ export class InMemoryLockProvider extends LockProvider {
       this.disarm(entry);
     }
     this.entries.clear();
+    this.idleKey = undefined;
   }
 
   /** {@inheritDoc LockProvider.inspect} Pages are in key order, one entry per holder; a page ends after a whole key. */
@@ -259,8 +262,22 @@ export class InMemoryLockProvider extends LockProvider {
       if (changed || entry.expiry === undefined) this.arm(entry, key);
     } else {
       this.disarm(entry);
-      if (entry.owner === undefined) this.entries.delete(key);
+      if (entry.owner === undefined) this.forget(key);
     }
+  }
+
+  /**
+   * `key` is held and awaited by nobody now. Its state stays as the one idle
+   * entry (a name locked again and again reuses it: no map change, nothing
+   * allocated), and the previous idle entry, if still idle, is dropped.
+   */
+  private forget(key: string): void {
+    const previous = this.idleKey;
+    if (previous === key) return;
+    this.idleKey = key;
+    if (previous === undefined) return;
+    const idle = this.entries.get(previous);
+    if (idle !== undefined && idle.owner === undefined && idle.waiters.length === 0) this.entries.delete(previous);
   }
 
   /**
