@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 const POOL_TOKENS = 256;
 let pool = '';
@@ -52,6 +52,8 @@ export class InstanceOwnerTokens {
   private readonly suffix: string;
   private pool = '';
   private offset = 0;
+  /** Where each pool's random bytes are drawn (one buffer, reused). */
+  private readonly random = Buffer.allocUnsafe(16 * POOL_TOKENS);
 
   constructor(instanceId: string) {
     this.suffix = INSTANCE_MARK + encodeURIComponent(instanceId);
@@ -59,7 +61,7 @@ export class InstanceOwnerTokens {
 
   next(): string {
     if (this.offset >= this.pool.length) {
-      this.pool = randomBytes(16 * POOL_TOKENS).toString('hex');
+      this.pool = randomFillSync(this.random).toString('hex');
       this.offset = 0;
     }
     const token = this.pool.slice(this.offset, this.offset + 32) + this.suffix;

@@ -73,6 +73,7 @@ export class KeyState {
    */
   recordedLimit(): number | undefined {
     if (this.owner !== undefined && !this.shared) return this.limit;
+    if (this.waiters.length === 0) return undefined;
     for (const w of this.waiters) if (!w.shared) return w.limit;
     return undefined;
   }
