@@ -332,7 +332,7 @@ export class LockAcquirer {
         lock.cohort = cohort;
         cohort.hold(lock, { fencingToken: grant.fencingToken, fences, arrivals: this.arrivals });
       }
-      if (grant.queued) this.ctx.emit({ type: 'contended', name: req.name, onHeld: o.onHeld });
+      if (grant.queued && this.ctx.observed) this.ctx.emit({ type: 'contended', name: req.name, onHeld: o.onHeld });
       if (this.ctx.observed)
         this.ctx.emit({ type: 'acquired', name: req.name, label: o.label, fencingToken: grant.fencingToken, waitMs: now() - req.requestedAt });
       return lock;

@@ -9,6 +9,7 @@ import type { LockManagerOptions } from './lock-manager-options.interface.js';
 import { callDefaults, resolveCallOptions, type ResolvedCallOptions } from './resolved-call-options.js';
 import { assertCallOptions, assertLockName, assertLockNames, assertManagerOptions, assertSupported } from './lock-options.validation.js';
 import { MultiLockAcquirer } from './multi-lock-acquirer.js';
+import { runEntered, runWhenEntered } from './scoped-call.js';
 import { defaultInstanceId } from './default-instance-id.js';
 import { LockOptionsError, LockReentryError } from '../errors/lock.errors.js';
 import { notAFunctionMessage, onEventThrewLog } from '../errors/lock.messages.js';
@@ -30,6 +31,7 @@ let nextManagerId = 1;
 /** How a call reads in a message: `withLock("a")`, `withLock(["a","b"])`. */
 const callSite = (method: string, names: string | readonly string[]): string => `${method}(${JSON.stringify(names)})`;
 const asIs = <T>(value: T): T => value;
+
 /** Each manager's internals, for `lockEngineOf()`. */
 const engines = new WeakMap<LockManager, LockEngine>();
 /** Options already checked where they came in (the Nest module's options). */
@@ -77,6 +79,9 @@ export class LockManager {
   private readonly outcomes: LockOutcomes;
   /** Takes several names as one lock. */
   private readonly multi: MultiLockAcquirer;
+  /** The last name of {@link keyOf} and its key. */
+  private lastName: string | undefined;
+  private lastKey = '';
 
   constructor(options: LockManagerOptions) {
     const { provider, logger, ...rest } = options;
@@ -121,7 +126,7 @@ export class LockManager {
    */
   async tryAcquire(name: string | readonly string[], options?: Omit<LockCallOptions, 'onHeld' | 'waitTimeout'>): Promise<LockHandle | null> {
     const names = assertLockNames(name, 'tryAcquire()');
-    assertCallOptions(options, callSite('tryAcquire', names));
+    assertCallOptions(options, () => callSite('tryAcquire', names));
     if (typeof names !== 'string') return this.multi.tryAcquire(names, this.resolve(options));
     const resolved = this.resolve(options);
     // A try never waits, whatever the manager's default onHeld.
@@ -139,7 +144,7 @@ export class LockManager {
    */
   async acquire(name: string | readonly string[], options?: Omit<LockCallOptions, 'onHeld'>): Promise<LockHandle> {
     const names = assertLockNames(name, 'acquire()');
-    assertCallOptions(options, callSite('acquire', names));
+    assertCallOptions(options, () => callSite('acquire', names));
     if (typeof names !== 'string') return this.multi.acquire(names, { ...this.resolve(options), onHeld: 'wait' });
     const req = this.request(names, { ...this.resolve(options), onHeld: 'wait' }, undefined);
     const started = req.requestedAt;
@@ -170,21 +175,19 @@ export class LockManager {
    * await locks.withLock([`account:${from}`, `account:${to}`], () => transfer(from, to, amount), { onHeld: 'wait' });
    * ```
    */
-  async withLock<T>(name: string | readonly string[], fn: (lock: LockHandle) => T | Promise<T>, options?: LockCallOptions): Promise<T | undefined> {
-    const names = assertLockNames(name, 'withLock()');
-    if (typeof fn !== 'function') throw new LockOptionsError(notAFunctionMessage(callSite('withLock', names)));
-    assertCallOptions(options, callSite('withLock', names));
-    // Awaits only what is a promise: an in-memory store answers at once, and every skipped turn counts.
-    const entering = this.enter(names, this.resolve(options));
-    const entry = isThenable(entering) ? await entering : entering;
-    if (!entry) return undefined;
+  withLock<T>(name: string | readonly string[], fn: (lock: LockHandle) => T | Promise<T>, options?: LockCallOptions): Promise<T | undefined> {
+    let entering: MaybePromise<LockEntry | undefined>;
     try {
-      const result = entry.run(fn, entry.handle);
-      return isThenable(result) ? await result : result;
-    } finally {
-      const exited = entry.exit();
-      if (isThenable(exited)) await exited;
+      // (the name of the last call was checked already: strings do not change)
+      const names = typeof name === 'string' && name === this.lastName ? name : assertLockNames(name, 'withLock()');
+      if (typeof fn !== 'function') throw new LockOptionsError(notAFunctionMessage(callSite('withLock', names)));
+      if (options !== undefined) assertCallOptions(options, () => callSite('withLock', names));
+      entering = this.enter(names, this.resolve(options));
+    } catch (err) {
+      return Promise.reject(err);
     }
+    // An in-memory store answers at once: no await before the section, and one promise (the section's own `then`) after it.
+    return isThenable(entering) ? runWhenEntered(entering, fn) : runEntered(entering, fn);
   }
 
   /**
@@ -292,7 +295,20 @@ export class LockManager {
 
   private request(name: string, options: ResolvedCallOptions, scope: LockRequest['scope']): LockRequest {
     if (options.limit !== undefined || options.mode !== undefined) assertSupported(this.provider, name, options);
-    return { name, key: this.keyPrefix + name, options, wait: options.onHeld === 'wait', scope, requestedAt: now() };
+    return { name, key: this.keyOf(name), options, wait: options.onHeld === 'wait', scope, requestedAt: now() };
+  }
+
+  /**
+   * The store key of `name`. The last one is kept: a name locked over and
+   * over (the usual hot lock) reuses one flat string, which the store's maps
+   * have hashed already, instead of a new concatenation per call.
+   */
+  private keyOf(name: string): string {
+    if (name !== this.lastName) {
+      this.lastName = name;
+      this.lastKey = this.keyPrefix + name;
+    }
+    return this.lastKey;
   }
 
   /** Takes the lock for a scoped call (see {@link LockEngine.enter}). */

@@ -98,9 +98,22 @@ export function assertSupported(provider: LockProvider, name: string, options: R
   }
 }
 
-/** Checks per-call options (`@Locked`, `withLock`, `acquire`, `tryAcquire`). */
-export function assertCallOptions(options: unknown, where: string): asserts options is LockCallOptions | undefined {
+/**
+ * Checks per-call options (`@Locked`, `withLock`, `acquire`, `tryAcquire`).
+ * `where` may be a function: it is called only to word an error, so a call
+ * with good options does not build it.
+ */
+export function assertCallOptions(options: unknown, where: string | (() => string)): asserts options is LockCallOptions | undefined {
   if (options === undefined) return;
+  if (typeof where === 'string') return checkCallOptions(options, where);
+  try {
+    checkCallOptions(options, '');
+  } catch {
+    checkCallOptions(options, where());
+  }
+}
+
+function checkCallOptions(options: unknown, where: string): void {
   const o = assertOptionsObject(options, CALL_KEYS, where, where);
   assertDuration(o.ttl, 'ttl', where, false);
   assertDuration(o.waitTimeout, 'waitTimeout', where, true);

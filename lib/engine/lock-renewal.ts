@@ -97,6 +97,9 @@ export function renewLease(provider: LockProvider, key: string, owner: string, t
   batch.extend(key, owner, ttl, done);
 }
 
+let tickTtl = NaN;
+let tickMs = 0;
+
 /**
  * When a held lock renews next: at `due` (a third of the ttl, or earlier),
  * moved earlier to a grid of ticks when the provider batches renewals, so
@@ -107,7 +110,12 @@ export function renewLease(provider: LockProvider, key: string, owner: string, t
  */
 export function renewalAt(provider: LockProvider, t: number, due: number, ttl: number): number {
   if (provider.extendMany === undefined || ttl < 24) return due;
-  const tick = 2 ** Math.floor(Math.log2(ttl / 12));
+  // (most locks of a process share one ttl: its tick is worked out once)
+  if (ttl !== tickTtl) {
+    tickTtl = ttl;
+    tickMs = 2 ** Math.floor(Math.log2(ttl / 12));
+  }
+  const tick = tickMs;
   const aligned = Math.floor(due / tick) * tick;
   return aligned > t ? aligned : due;
 }

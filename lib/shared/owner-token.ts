@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 const POOL_TOKENS = 256;
 let pool = '';
@@ -44,30 +44,28 @@ export function instanceIdOf(owner: string): string | undefined {
 
 /**
  * Owner tokens that all name one instance (see {@link ownerTokenFor}), drawn
- * from a pool like {@link newOwnerToken}: the instance id is encoded once per
- * 256 tokens, so a token costs what a plain one does. @internal
+ * from a pool like {@link newOwnerToken}: the instance id is encoded once, and
+ * a token is a slice of the pool joined to it (no copy until a store sends
+ * it), so it costs what a plain one does. @internal
  */
 export class InstanceOwnerTokens {
   private readonly suffix: string;
-  private readonly size: number;
   private pool = '';
   private offset = 0;
+  /** Where each pool's random bytes are drawn (one buffer, reused). */
+  private readonly random = Buffer.allocUnsafe(16 * POOL_TOKENS);
 
   constructor(instanceId: string) {
     this.suffix = INSTANCE_MARK + encodeURIComponent(instanceId);
-    this.size = 32 + this.suffix.length;
   }
 
   next(): string {
     if (this.offset >= this.pool.length) {
-      const hex = randomBytes(16 * POOL_TOKENS).toString('hex');
-      const parts: string[] = [];
-      for (let i = 0; i < POOL_TOKENS; i++) parts.push(hex.slice(i * 32, i * 32 + 32), this.suffix);
-      this.pool = parts.join('');
+      this.pool = randomFillSync(this.random).toString('hex');
       this.offset = 0;
     }
-    const token = this.pool.slice(this.offset, this.offset + this.size);
-    this.offset += this.size;
+    const token = this.pool.slice(this.offset, this.offset + 32) + this.suffix;
+    this.offset += 32;
     return token;
   }
 }

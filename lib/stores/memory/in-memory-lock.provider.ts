@@ -39,6 +39,8 @@ export class InMemoryLockProvider extends LockProvider {
   private readonly entries = new Map<string, KeyState>();
   /** One counter for all keys: strictly increasing per key, and nothing to keep per key. */
   private fence = 0;
+  /** The one key kept without holder or waiter (see {@link forget}). */
+  private idleKey: string | undefined;
 
   /** Answers at once, with a promise only when the caller queues. */
   acquire(request: LockAcquireRequest): MaybePromise<LockGrant | null> {
@@ -69,21 +71,21 @@ export class InMemoryLockProvider extends LockProvider {
     const state = entry;
     return new Promise<LockGrant | null>((resolve) => {
       const waiter: Waiter = { owner, ttl, shared, limit, resolve };
-      const leave = (): void => {
-        const i = state.waiters.indexOf(waiter);
-        if (i < 0) return;
-        state.waiters.splice(i, 1);
-        this.cleanup(waiter);
-        resolve(null);
-        // Its leaving may let the waiters behind it in (e.g. readers behind a writer that gave up).
-        if (this.entries.get(key) === state) this.settle(state, key);
-      };
-      // (not unref'd: like any timer, a pending wait keeps the process alive until it ends)
-      if (request.waitTimeout !== undefined) waiter.timer = setTimeout(leave, request.waitTimeout);
-      if (request.signal) {
-        waiter.signal = request.signal;
-        waiter.onAbort = leave;
-        request.signal.addEventListener('abort', leave, { once: true });
+      if (request.waitTimeout !== undefined || request.signal) {
+        const leave = (): void => {
+          if (!state.waiters.remove(waiter)) return;
+          this.cleanup(waiter);
+          resolve(null);
+          // Its leaving may let the waiters behind it in (e.g. readers behind a writer that gave up).
+          if (this.entries.get(key) === state) this.settle(state, key);
+        };
+        // (not unref'd: like any timer, a pending wait keeps the process alive until it ends)
+        if (request.waitTimeout !== undefined) waiter.timer = setTimeout(leave, request.waitTimeout);
+        if (request.signal) {
+          waiter.signal = request.signal;
+          waiter.onAbort = leave;
+          request.signal.addEventListener('abort', leave, { once: true });
+        }
       }
       state.waiters.push(waiter);
       if (state.expiry === undefined) this.arm(state, key);
@@ -139,13 +141,14 @@ export class InMemoryLockProvider extends LockProvider {
 
   async close(): Promise<void> {
     for (const entry of this.entries.values()) {
-      for (const waiter of entry.waiters.splice(0)) {
+      for (const waiter of entry.waiters.drain()) {
         this.cleanup(waiter);
         waiter.resolve(null);
       }
       this.disarm(entry);
     }
     this.entries.clear();
+    this.idleKey = undefined;
   }
 
   /** {@inheritDoc LockProvider.inspect} Pages are in key order, one entry per holder; a page ends after a whole key. */
@@ -262,8 +265,8 @@ export class InMemoryLockProvider extends LockProvider {
   private settle(entry: KeyState, key: string, t = now(), changed = false): void {
     if (entry.prune(t)) changed = true;
     const waiters = entry.waiters;
-    while (waiters.length > 0 && entry.admits(waiters[0].shared, waiters[0].limit)) {
-      const next = waiters.shift()!;
+    for (let next = waiters.first(); next !== undefined && entry.admits(next.shared, next.limit); next = waiters.first()) {
+      waiters.shift();
       this.cleanup(next);
       const fencingToken = ++this.fence;
       entry.add(next.owner, t + next.ttl, fencingToken, t, next.shared, next.limit);
@@ -274,20 +277,42 @@ export class InMemoryLockProvider extends LockProvider {
       if (changed || entry.expiry === undefined) this.arm(entry, key);
     } else {
       this.disarm(entry);
-      if (entry.owner === undefined) this.entries.delete(key);
+      if (entry.owner === undefined) this.forget(key);
     }
   }
 
-  /** Wakes the queue when the earliest lease of the key ends. */
+  /**
+   * `key` is held and awaited by nobody now. Its state stays as the one idle
+   * entry (a name locked again and again reuses it: no map change, nothing
+   * allocated), and the previous idle entry, if still idle, is dropped.
+   */
+  private forget(key: string): void {
+    const previous = this.idleKey;
+    if (previous === key) return;
+    this.idleKey = key;
+    if (previous === undefined) return;
+    const idle = this.entries.get(previous);
+    if (idle !== undefined && idle.owner === undefined && idle.waiters.length === 0) this.entries.delete(previous);
+  }
+
+  /**
+   * Wakes the queue when the earliest lease of the key ends. A timer armed
+   * for no later than that stays: firing early only settles and re-arms, and
+   * a queue that moves on every release does not pay a timer per grant.
+   */
   private arm(entry: KeyState, key: string): void {
-    this.disarm(entry);
-    entry.expiry = setTimeout(
-      () => {
-        entry.expiry = undefined;
-        if (this.entries.get(key) === entry && entry.waiters.length > 0) this.settle(entry, key);
-      },
-      Math.min(MAX_TIMER, Math.max(0, entry.nextExpiry() + 1 - now())),
-    );
+    const at = entry.nextExpiry() + 1;
+    if (entry.expiry !== undefined) {
+      if (entry.expiryAt <= at) return;
+      clearTimeout(entry.expiry);
+    }
+    const t = now();
+    const delay = Math.min(MAX_TIMER, Math.max(0, at - t));
+    entry.expiryAt = t + delay;
+    entry.expiry = setTimeout(() => {
+      entry.expiry = undefined;
+      if (this.entries.get(key) === entry && entry.waiters.length > 0) this.settle(entry, key);
+    }, delay);
   }
 
   private disarm(entry: KeyState): void {

@@ -1,4 +1,5 @@
 import type { LockGrant } from '../../contract/lock-provider.js';
+import { WaiterQueue } from './waiter-queue.js';
 
 /** One holder of a key: its owner token, lease end, fencing token and grant time (for `inspect`). @internal */
 export interface Holder {
@@ -40,12 +41,14 @@ export class KeyState {
   shared = false;
   /** The limit of the exclusive holders (1 for a plain lock). */
   limit = 1;
-  readonly waiters: Waiter[] = [];
+  readonly waiters = new WaiterQueue<Waiter>();
   /**
    * Wakes the head waiter when a holder's lease runs out; armed only while
    * someone waits, and not unref'd: that waiter's grant depends on it.
    */
   expiry: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** When {@link expiry} fires (performance.now() time). */
+  expiryAt = 0;
 
   /** A key with its first holder. */
   constructor(owner: string, expiresAt: number, fencingToken: number, grantedAt: number, shared: boolean, limit: number) {
@@ -70,6 +73,7 @@ export class KeyState {
    */
   recordedLimit(): number | undefined {
     if (this.owner !== undefined && !this.shared) return this.limit;
+    if (this.waiters.length === 0) return undefined;
     for (const w of this.waiters) if (!w.shared) return w.limit;
     return undefined;
   }
