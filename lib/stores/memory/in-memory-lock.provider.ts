@@ -98,11 +98,15 @@ export class InMemoryLockProvider extends LockProvider {
     for (const { key } of requests) {
       const entry = this.entries.get(key);
       if (entry) this.settle(entry, key, t);
-      if (this.entries.has(key)) return null;
+      // (a key's idle state may stay in the map: free when nobody holds or waits)
+      const state = this.entries.get(key);
+      if (state && (state.waiters.length > 0 || !state.admits(false, 1))) return null;
     }
     return requests.map(({ key, owner, ttl }) => {
       const fencingToken = ++this.fence;
-      this.entries.set(key, new KeyState(owner, t + ttl, fencingToken, t, false, 1));
+      const state = this.entries.get(key);
+      if (state) state.add(owner, t + ttl, fencingToken, t, false, 1);
+      else this.entries.set(key, new KeyState(owner, t + ttl, fencingToken, t, false, 1));
       return { fencingToken };
     });
   }
