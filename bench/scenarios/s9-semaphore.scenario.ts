@@ -150,6 +150,15 @@ export async function semaphore(ctx: BenchContext, contenders: readonly PermitCo
   const variant = `${size.processes} processes × ${size.callers} callers, limit ${SEMAPHORE_LIMIT}, 1 name`;
   const rows = await permitRows(ctx, { scenario: 's9', variant, workload: 'semaphore', limit: SEMAPHORE_LIMIT, ...size }, contenders);
   const ours = rows.find((r) => r.kind === 'ours' && !r.skipped);
+  const ceiling = rows.find((r) => r.kind === 'reference' && !r.skipped)?.median.throughput;
+  const defaults = rows.find((r) => r.kind === 'peer' && r.retry === 'default' && !r.skipped)?.median.throughput;
+  const bounds =
+    ceiling && defaults
+      ? [
+          `× ceiling: sections/s over the ceiling row's (${fmt(ceiling)}/s: ${SEMAPHORE_LIMIT} callers running the section back to back with no lock, which no semaphore of ` +
+            `${SEMAPHORE_LIMIT} permits can pass); 1.5× redis-semaphore at its defaults would be ${times(1.5 * (defaults / ceiling))} the ceiling in this run`,
+        ]
+      : [];
   return permitTable(
     {
       scenario: 's9',
@@ -159,6 +168,7 @@ export async function semaphore(ctx: BenchContext, contenders: readonly PermitCo
         'retry',
         'sections/s',
         'spread',
+        '× ceiling',
         'ours ÷ this',
         'most inside',
         'wait p50 / p99 / max',
@@ -171,6 +181,7 @@ export async function semaphore(ctx: BenchContext, contenders: readonly PermitCo
         `sections waited: sections of other callers that entered between two sections of one caller (strict FIFO with sections of one length: callers − 1 = ${size.processes * size.callers - 1}); max is the most of any run`,
         'least / most served: sections of the least and the most served caller over the fair share, the lowest and highest of any run (0: a starved caller)',
         'give-ups: acquisitions that gave up (redis-semaphore throws after acquireTimeout) and were asked again; their wait counts from the first request',
+        ...bounds,
       ],
     },
     rows,
@@ -179,6 +190,7 @@ export async function semaphore(ctx: BenchContext, contenders: readonly PermitCo
       r.retry,
       fmt(r.median.throughput!),
       spreadOf(r),
+      ceiling ? times(r.median.throughput! / ceiling) : '-',
       ours && r !== ours ? times(ours.median.throughput! / r.median.throughput!) : '-',
       fmt(worst(r, 'maxInside')),
       ...waitCells(r),

@@ -139,7 +139,9 @@ export function targetLines(ts: Target[]): string {
   return ts
     .map((x) => {
       const mark = x.met === undefined ? 'not measured' : x.met ? 'met' : 'not met';
-      const actual = x.actual === undefined || Number.isNaN(x.actual) ? '-' : x.actual.toFixed(2);
+      // Enough digits that a figure just past its bound does not print as the bound itself (5.003 > 5).
+      const digits = x.met === false && x.actual!.toFixed(2) === x.required.toFixed(2) ? 3 : 2;
+      const actual = x.actual === undefined || Number.isNaN(x.actual) ? '-' : x.actual.toFixed(digits);
       return `- [${mark}] ${SCENARIO_TITLES[x.scenario]?.split(' (')[0] ?? x.scenario}: ${x.text}: ${actual} (needs ${x.op} ${x.required})`;
     })
     .join('\n');

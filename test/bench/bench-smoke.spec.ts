@@ -13,7 +13,9 @@ import { rawMemory } from '../../bench/contenders/raw-memory.contender.js';
 import { oursMemory, oursRedis, oursRedisReplicated, oursRedisStrict } from '../../bench/contenders/ours.contenders.js';
 import { RedisServer } from '../support/redis-server.js';
 import type { BenchEnv, LockClient } from '../../bench/contenders/contender.js';
-import { addRatios, buildRow } from '../../bench/support/results.js';
+import { addRatios, buildRow, target } from '../../bench/support/results.js';
+import { targetLines } from '../../bench/support/report.js';
+import { floorBound, handOffFloorUs } from '../../bench/scenarios/s3-floor.js';
 import { median, quantile, SectionOrder, spread } from '../../bench/support/stats.js';
 import { heldLocks } from '../../bench/scenarios/s7-held-locks.scenario.js';
 import { judge, manyWaiters } from '../../bench/scenarios/s8-many-waiters.scenario.js';
@@ -205,6 +207,23 @@ describe('table arithmetic', () => {
     expect(ours.bestPeer).toBe('peer-tuned (tuned)');
     expect(ours.vsBestDefaultPeer).toBeCloseTo(3);
     expect(rows[2]!.vsBestPeer).toBeUndefined();
+  });
+});
+
+describe("scenario 3's hand-off floor and the checks' digits", () => {
+  test('a notice published through Redis is heard by another process; the bound is a turn of sections over the turn plus the floor', async () => {
+    const floor = await handOffFloorUs(redisUrl);
+    expect(Number.isFinite(floor)).toBe(true);
+    expect(floor).toBeGreaterThan(0);
+    // 10,000 sections/s: 100 µs each; a turn of 4 is 400 µs, then a 100 µs hand-off.
+    expect(floorBound(10_000, 100, 4)).toBeCloseTo(0.8);
+    expect(floorBound(10_000, 100, 6)).toBeCloseTo(600 / 700);
+  }, 60_000);
+
+  test('a figure just past its bound is not printed as the bound', () => {
+    const lines = targetLines([target('s3', 'few commands', 5.003, '<=', 5), target('s3', 'fast', 0.5, '>=', 0.75)]);
+    expect(lines).toContain('[not met] 3. Contended: few commands: 5.003 (needs <= 5)');
+    expect(lines).toContain('[not met] 3. Contended: fast: 0.50 (needs >= 0.75)');
   });
 });
 
