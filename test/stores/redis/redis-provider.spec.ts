@@ -552,6 +552,39 @@ test('a contended section costs at most 5 Redis commands (about 2: queue, releas
   }
 });
 
+test('a hand-off between two processes costs Redis 18 commands, calls inside scripts included: 8 to queue, 10 to release and grant', async () => {
+  const server = await RedisServer.start();
+  // Strict FIFO between two providers, one caller each: every section after the first is handed over by the other's release.
+  const managers = [0, 1].map(() => new LockManager({ provider: new RedisLockProvider({ redis: server.url }), localHandOff: false }));
+  const admin = new Redis(server.url);
+  const run = (rounds: number) =>
+    Promise.all(
+      managers.map(async (m) => {
+        for (let i = 0; i < rounds; i++) await m.withLock('budget', () => sleep(2), { onHeld: 'wait', waitTimeout: 20_000 });
+      }),
+    );
+  try {
+    await run(5); // both providers have now seen the key contended
+    await admin.config('RESETSTAT');
+    const rounds = 50;
+    await run(rounds);
+    const stats = await admin.info('commandstats');
+    const calls = new Map([...stats.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
+    const lock = [...calls].filter(([cmd]) => !['info', 'config|resetstat', 'config'].includes(cmd)).reduce((n, [, c]) => n + c, 0);
+    const sections = 2 * rounds;
+    // Per hand-off: the queueing call (EVALSHA, GET, RPUSH, HSET, 2 PEXPIRE, TIME, PTTL) and the release
+    // (EVALSHA, GET, LPOP, HGET, TIME, HDEL, GET + SET of the fencing counter, SET, PUBLISH).
+    expect(lock / sections).toBeLessThanOrEqual(18.5);
+    expect(lock / sections).toBeGreaterThan(15);
+    // The queue is not probed per hand-off (only when the key was found free, at the start of the run).
+    expect(calls.get('exists') ?? 0).toBeLessThan(rounds / 10);
+  } finally {
+    for (const m of managers) await m.provider.close();
+    await admin.quit();
+    await server.stop();
+  }
+});
+
 test('invalid options fail with LockOptionsError', () => {
   expect(() => new RedisLockProvider({ redis: 42 as never })).toThrow(LockOptionsError);
   expect(() => new RedisLockProvider({ redis: url, commandTimeout: 0 })).toThrow(LockOptionsError);

@@ -25,14 +25,17 @@
     caller's instance).
 ]]
 local owner, ttl, mode, n = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
--- Nobody queued and the key free: the uncontended path, a few commands and no closure.
-if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('SET', KEYS[1], owner, 'NX', 'PX', ttl) then
+-- The provider runs this script for keys it has seen contended (try-acquire.lua
+-- serves the others): the holder is read first, as it is most often there.
+local holder = redis.call('GET', KEYS[1])
+-- Nobody holds and nobody is queued: a few commands and no closure.
+if not holder and redis.call('EXISTS', KEYS[3]) == 0 then
+  redis.call('SET', KEYS[1], owner, 'PX', ttl)
   local t = redis.call('TIME')
 --- @include "draw-fences"
   return {1, last - n + 1}
 end
 --- @include "fence"
-local holder = redis.call('GET', KEYS[1])
 if holder == owner and mode == '2' then
   -- A hand-off drew this waiter's block last (nobody else can draw while it holds the key).
   redis.call('PEXPIRE', KEYS[1], ttl)

@@ -16,10 +16,8 @@
     grants it made ({owner, token, ...} of the caller's instance).
 ]]
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0} end
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  redis.call('DEL', KEYS[1])
-  return {1}
-end
+-- The provider runs this script when waiters are likely queued (release-free.lua
+-- serves the others): no EXISTS of the queue, admit() pops it (nothing when empty).
 --- @include "fence"
 --- @include "queue"
 -- Free for admit(), which overwrites the key when it grants; deleted when it does not.
