@@ -73,7 +73,7 @@ export class LockAcquirer {
 
   /** Callers of this process queued here for `key` (for inspection). */
   localWaiters(key: string): number {
-    return (this.cohorts?.get(key)?.waiting.length ?? 0) + (this.permits?.get(key)?.waiting.length ?? 0);
+    return (this.cohorts?.get(key)?.line.waiting.length ?? 0) + (this.permits?.get(key)?.line.waiting.length ?? 0);
   }
 
   /**
@@ -164,8 +164,8 @@ export class LockAcquirer {
   async close(): Promise<void> {
     this.closed = true;
     for (const cohort of [...(this.cohorts?.values() ?? []), ...(this.permits?.values() ?? [])]) {
-      for (const waiter of [...cohort.waiting]) {
-        cohort.remove(waiter);
+      for (const waiter of [...cohort.line.waiting]) {
+        cohort.line.remove(waiter);
         waiter.done();
         waiter.fail(new LockError(closedWhileWaitingMessage(waiter.request.name), { lockName: waiter.request.name }));
       }
@@ -241,7 +241,7 @@ export class LockAcquirer {
 
   /** Queues a waiter behind this process's own holder or store waiter for the key. */
   private waitHere(cohort: Cohort, req: LockRequest): Promise<HeldLock | null> {
-    return waitLocally(cohort, req, this.arrivals++);
+    return waitLocally(cohort.line, req, this.arrivals++);
   }
 
   /** A local hand-off: `waiter` takes over the store's grant that `from` held, with a reserved fencing token. */

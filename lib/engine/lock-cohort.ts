@@ -1,3 +1,5 @@
+import { CohortLine } from './cohort-line.js';
+
 /**
  * Fencing tokens the engine asks a store to reserve per grant: the grant's
  * own and up to 15 for local hand-offs that follow it. @internal
@@ -62,10 +64,8 @@ export class LockCohort<W extends CohortWaiter, H extends CohortHolder> {
   private lastFence = -1;
   /** Waiters with a smaller `seq` came before the grant: they may be handed the lock. */
   private batchEnd = 0;
-  /** Callers of this cohort queued at the store (one, or more after a store failure sent them all there). */
-  private atStore = 0;
-  /** Created by the first waiter: most cohorts are one uncontended caller. */
-  private queue: W[] | undefined;
+  /** The callers waiting here, and those at the store. */
+  readonly line = new CohortLine<W>();
 
   constructor(
     readonly key: string,
@@ -74,7 +74,7 @@ export class LockCohort<W extends CohortWaiter, H extends CohortHolder> {
 
   /** Whether a caller of this process holds the lock or queues at the store for it: new callers then wait here. */
   get busy(): boolean {
-    return this.holder !== undefined || this.atStore > 0;
+    return this.holder !== undefined || this.line.atStore > 0;
   }
 
   /** Whether a caller of this process holds the lock (on a lease it has not seen end). */
@@ -84,25 +84,7 @@ export class LockCohort<W extends CohortWaiter, H extends CohortHolder> {
 
   /** Whether a waiter is queued here. */
   get queued(): boolean {
-    return this.queue !== undefined && this.queue.length > 0;
-  }
-
-  /** The waiters queued here (for shutdown). */
-  get waiting(): readonly W[] {
-    return this.queue ?? [];
-  }
-
-  /** Queues a waiter behind this process's holder or store waiter. */
-  enqueue(waiter: W): void {
-    (this.queue ??= []).push(waiter);
-  }
-
-  /** A waiter left (timeout, abort, shutdown); `false` if it was no longer queued here. */
-  remove(waiter: W): boolean {
-    const i = this.queue?.indexOf(waiter) ?? -1;
-    if (i < 0) return false;
-    this.queue!.splice(i, 1);
-    return true;
+    return this.line.queued;
   }
 
   /**
@@ -126,11 +108,11 @@ export class LockCohort<W extends CohortWaiter, H extends CohortHolder> {
    */
   handOver(from: H, leaseLeftMs: number): boolean {
     if (this.holder !== from) return false;
-    const next = this.queue?.[0];
+    const next = this.line.first;
     if (next === undefined || next.seq >= this.batchEnd || this.nextFence > this.lastFence) return false;
     const needed = next.renew ? Math.min(MIN_HANDED_LEASE_MS, next.ttl / 2) : next.ttl;
     if (!(leaseLeftMs >= needed)) return false;
-    this.queue!.shift();
+    this.line.shift();
     return this.host.handTo(next, { from, fencingToken: this.nextFence++, leaseMs: leaseLeftMs, cohort: this });
   }
 
@@ -143,34 +125,23 @@ export class LockCohort<W extends CohortWaiter, H extends CohortHolder> {
 
   /** A caller goes to queue at the store. */
   toStore(): void {
-    this.atStore++;
+    this.line.atStore++;
   }
 
-  /**
-   * A caller's store acquisition ended: granted (after {@link hold}), timed
-   * out, or failed. After a failure the store may be down: every waiter goes
-   * to the store on its own, so each fails (or succeeds) within its own
-   * bounded call instead of one after the other.
-   */
+  /** A caller's store acquisition ended: granted (after {@link hold}), timed out, or failed (see {@link CohortLine.fromStore}). */
   fromStore(failed: boolean): void {
-    this.atStore--;
-    if (failed) {
-      for (const waiter of this.queue?.splice(0) ?? []) {
-        this.atStore++;
-        this.host.toStore(waiter, this);
-      }
-    }
+    this.line.fromStore(failed, (waiter) => this.host.toStore(waiter, this));
     this.advance();
   }
 
   private advance(): void {
-    if (this.holder !== undefined || this.atStore > 0) return;
-    const next = this.queue?.shift();
+    if (this.holder !== undefined || this.line.atStore > 0) return;
+    const next = this.line.shift();
     if (next === undefined) {
       this.host.idle(this);
       return;
     }
-    this.atStore++;
+    this.line.atStore++;
     this.host.toStore(next, this);
   }
 }

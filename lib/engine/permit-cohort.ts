@@ -1,3 +1,4 @@
+import { CohortLine } from './cohort-line.js';
 import type { CohortHolder, CohortWaiter } from './lock-cohort.js';
 
 /**
@@ -40,11 +41,10 @@ export interface PermitCohortHost<W extends CohortWaiter, H extends CohortHolder
 export class PermitCohort<W extends CohortWaiter, H extends CohortHolder> {
   /** The permits held by callers of this process, each with its turn. */
   private readonly turns = new Map<H, PermitTurn>();
-  /** Callers of this cohort queued at the store (one, or more after a store failure or a missed hand-off). */
-  private atStore = 0;
   /** Hand-offs whose store call is in flight. */
   private moving = 0;
-  private queue: W[] | undefined;
+  /** The callers waiting here, and those at the store (more than one after a store failure or a missed hand-off). */
+  readonly line = new CohortLine<W>();
 
   constructor(
     readonly key: string,
@@ -55,35 +55,17 @@ export class PermitCohort<W extends CohortWaiter, H extends CohortHolder> {
 
   /** Whether a caller of this process queues at the store: new callers then wait here. */
   get busy(): boolean {
-    return this.atStore > 0;
+    return this.line.atStore > 0;
+  }
+
+  /** Whether a waiter is queued here. */
+  get queued(): boolean {
+    return this.line.queued;
   }
 
   /** Never: a try asks the store, where a permit may be free. */
   get holds(): boolean {
     return false;
-  }
-
-  /** Whether a waiter is queued here. */
-  get queued(): boolean {
-    return this.queue !== undefined && this.queue.length > 0;
-  }
-
-  /** The waiters queued here (for shutdown). */
-  get waiting(): readonly W[] {
-    return this.queue ?? [];
-  }
-
-  /** Queues a waiter behind this process's store waiter. */
-  enqueue(waiter: W): void {
-    (this.queue ??= []).push(waiter);
-  }
-
-  /** A waiter left (timeout, abort, shutdown); `false` if it was no longer queued here. */
-  remove(waiter: W): boolean {
-    const i = this.queue?.indexOf(waiter) ?? -1;
-    if (i < 0) return false;
-    this.queue!.splice(i, 1);
-    return true;
   }
 
   /** The store granted `lock` a permit: its turn serves the waiters that arrived before `arrivals`. */
@@ -98,10 +80,10 @@ export class PermitCohort<W extends CohortWaiter, H extends CohortHolder> {
    */
   handOver(from: H, leaseLeftMs: number): boolean {
     const turn = this.turns.get(from);
-    const next = this.queue?.[0];
+    const next = this.line.first;
     if (turn === undefined || next === undefined || next.seq >= turn.end || turn.left <= 0 || !(leaseLeftMs > 0)) return false;
     this.turns.delete(from);
-    this.queue!.shift();
+    this.line.shift();
     this.moving++;
     this.host.transfer(next, from, this, { end: turn.end, left: turn.left - 1 });
     return true;
@@ -117,7 +99,7 @@ export class PermitCohort<W extends CohortWaiter, H extends CohortHolder> {
   /** A hand-off did not happen (the store no longer had the permit, or failed): the waiter queues at the store. */
   missed(waiter: W): void {
     this.moving--;
-    this.atStore++;
+    this.line.atStore++;
     this.host.toStore(waiter, this);
   }
 
@@ -128,22 +110,12 @@ export class PermitCohort<W extends CohortWaiter, H extends CohortHolder> {
 
   /** A caller goes to queue at the store. */
   toStore(): void {
-    this.atStore++;
+    this.line.atStore++;
   }
 
-  /**
-   * A caller's store acquisition ended: granted (after {@link granted}),
-   * timed out, or failed. After a failure every waiter goes to the store on
-   * its own, each within its own bounded call.
-   */
+  /** A caller's store acquisition ended: granted (after {@link granted}), timed out, or failed (see {@link CohortLine.fromStore}). */
   fromStore(failed: boolean): void {
-    this.atStore--;
-    if (failed) {
-      for (const waiter of this.queue?.splice(0) ?? []) {
-        this.atStore++;
-        this.host.toStore(waiter, this);
-      }
-    }
+    this.line.fromStore(failed, (waiter) => this.host.toStore(waiter, this));
     this.advance();
   }
 
@@ -154,10 +126,10 @@ export class PermitCohort<W extends CohortWaiter, H extends CohortHolder> {
    * younger ones are handed permits here.
    */
   private advance(): void {
-    if (this.atStore > 0) return;
-    const next = this.queue?.pop();
+    if (this.line.atStore > 0) return;
+    const next = this.line.pop();
     if (next !== undefined) {
-      this.atStore++;
+      this.line.atStore++;
       this.host.toStore(next, this);
     } else if (this.turns.size === 0 && this.moving === 0) {
       this.host.idle(this);
