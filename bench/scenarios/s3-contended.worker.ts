@@ -8,8 +8,9 @@
  */
 import { Redis } from 'ioredis';
 import { contenderById, type BenchEnv, type LockClient } from '../contenders/index.js';
-import { now, SectionOrder } from '../support/stats.js';
+import { now } from '../support/stats.js';
 import { MAX_CYCLES_PER_CALLER } from '../support/loops.js';
+import { CallerTally, type CallerTallies } from '../support/caller-tally.js';
 import { serveParent } from '../support/child.js';
 
 export type ParentMessage =
@@ -18,26 +19,7 @@ export type ParentMessage =
   | { type: 'close' }
   | { type: 'exit' };
 
-export type WorkerMessage =
-  | { type: 'ready' }
-  | {
-      type: 'done';
-      sections: number;
-      switches: number;
-      perCaller: number[];
-      errors: number;
-      maxWaitMs: number;
-      waits: number[];
-      /** Per wait after a caller's first: sections of other callers that ran between its previous section and this one (strict FIFO: callers − 1). */
-      between: number[];
-      maxBetween: number;
-      elapsedMs: number;
-      firstError?: string;
-    }
-  | { type: 'closed' };
-
-/** Wait samples sent back per worker and run, at most. */
-const MAX_WAIT_SAMPLES = 50_000;
+export type WorkerMessage = { type: 'ready' } | ({ type: 'done'; switches: number } & CallerTallies) | { type: 'closed' };
 
 let client: LockClient | undefined;
 let counter: Redis | undefined;
@@ -57,73 +39,32 @@ async function go({ durationMs, warmup }: Extract<ParentMessage, { type: 'go' }>
   const counterKey = warmup ? `${job!.counterKey}:warmup` : job!.counterKey;
   const lock = client!;
   const redis = counter!;
-  let sections = 0;
-  let errors = 0;
-  let maxWaitMs = 0;
-  const waits: number[] = [];
-  let firstError: string | undefined;
   // The counter holds "<count> <last caller>": the same GET + SET also tell whether the lock changed hands.
   let switches = 0;
-  const perCaller = new Array<number>(callers).fill(0);
   // The counter numbers the sections of all processes: how many of others' ran while a caller waited.
-  const order = new SectionOrder(callers, MAX_WAIT_SAMPLES);
+  const tally = new CallerTally(callers);
   const section = async (caller: string, index: number): Promise<void> => {
     const [count = '0', last] = (await redis.get(counterKey))?.split(' ') ?? [];
     if (last !== caller) switches++;
-    order.entered(index, Number(count));
+    tally.order.entered(index, Number(count));
     await redis.set(counterKey, `${Number(count) + 1} ${caller}`);
   };
-  const started = now();
-  const deadline = started + durationMs;
+  const deadline = now() + durationMs;
   await Promise.all(
     Array.from({ length: callers }, async (_, index) => {
       const caller = `${process.pid}.${index}`;
-      for (let i = 0; i < MAX_CYCLES_PER_CALLER && now() < deadline;) {
-        // A wait lasts from the first request to entry, across a peer's give-ups and our retries of them.
-        const requested = now();
-        for (;;) {
-          let entered = false;
-          try {
-            await lock.withLock(name, async () => {
-              entered = true;
-              const waited = now() - requested;
-              maxWaitMs = Math.max(maxWaitMs, waited);
-              if (waits.length < MAX_WAIT_SAMPLES) waits.push(waited);
-              await section(caller, index);
-            });
-            sections++;
-            perCaller[index]!++;
-            i++;
-            break;
-          } catch (err) {
-            errors++;
-            firstError ??= err instanceof Error ? err.message : String(err);
-            if (entered) {
-              // Failed after the section ran (a release that threw): the section still counts.
-              sections++;
-              perCaller[index]!++;
-              i++;
-              break;
-            }
-            if (now() >= deadline) break;
-          }
-        }
+      for (let i = 0; i < MAX_CYCLES_PER_CALLER && now() < deadline; i++) {
+        const entered = await tally.enter(index, deadline, (enter) =>
+          lock.withLock(name, async () => {
+            enter();
+            await section(caller, index);
+          }),
+        );
+        if (!entered) break;
       }
     }),
   );
-  return {
-    type: 'done',
-    sections,
-    switches,
-    perCaller,
-    errors,
-    maxWaitMs,
-    waits,
-    between: order.between,
-    maxBetween: order.max,
-    elapsedMs: now() - started,
-    firstError,
-  };
+  return { type: 'done', switches, ...tally.result() };
 }
 
 async function close(): Promise<WorkerMessage> {

@@ -14,7 +14,8 @@ import { contenderById, type BenchEnv } from '../contenders/index.js';
 import type { PermitClient } from '../contenders/permits.contenders.js';
 import { MAX_CYCLES_PER_CALLER } from '../support/loops.js';
 import { serveParent } from '../support/child.js';
-import { now, SectionOrder, sleep } from '../support/stats.js';
+import { now, sleep } from '../support/stats.js';
+import { CallerTally, type CallerTallies } from '../support/caller-tally.js';
 
 export type PermitParentMessage =
   | {
@@ -39,26 +40,15 @@ export type PermitParentMessage =
 
 export type PermitWorkerMessage =
   | { type: 'ready' }
-  | {
+  | ({
       type: 'done';
-      sections: number;
       writes: number;
       /** Semaphore: the most holders inside at once (the INCR's answer); read/write: the most readers. */
       maxInside: number;
       /** Entries that found a holder they must exclude (semaphore: above the limit). */
       conflicts: number;
-      perCaller: number[];
-      errors: number;
-      maxWaitMs: number;
-      waits: number[];
-      between: number[];
-      maxBetween: number;
-      elapsedMs: number;
-      firstError?: string;
-    }
+    } & CallerTallies)
   | { type: 'closed' };
-
-const MAX_WAIT_SAMPLES = 50_000;
 
 let client: PermitClient | undefined;
 let counter: Redis | undefined;
@@ -87,16 +77,11 @@ async function go({ durationMs, warmup }: Extract<PermitParentMessage, { type: '
   const key = (k: string): string => `${job!.counters}${warmup ? ':warmup' : ''}:${k}`;
   const lock = client!;
   const redis = counter!;
-  let sections = 0;
   let writes = 0;
   let maxInside = 0;
   let conflicts = 0;
-  let errors = 0;
-  let maxWaitMs = 0;
-  let firstError: string | undefined;
-  const waits: number[] = [];
-  const perCaller = new Array<number>(callers).fill(0);
-  const order = new SectionOrder(callers, MAX_WAIT_SAMPLES);
+  const tally = new CallerTally(callers);
+  const order = tally.order;
 
   const semaphore = async (caller: number): Promise<void> => {
     const [inside, seq] = await numbers(redis.pipeline().incr(key('inside')).incr(key('seq')));
@@ -126,61 +111,29 @@ async function go({ durationMs, warmup }: Extract<PermitParentMessage, { type: '
       .exec();
   };
 
-  const started = now();
-  const deadline = started + durationMs;
+  const deadline = now() + durationMs;
   await Promise.all(
     Array.from({ length: callers }, async (_, caller) => {
-      for (let i = 0; i < MAX_CYCLES_PER_CALLER && now() < deadline;) {
+      for (let i = 0; i < MAX_CYCLES_PER_CALLER && now() < deadline; i++) {
         const isWrite = workload === 'read-write' && i % writeEvery === caller % writeEvery;
         const hold = workload === 'semaphore' ? { limit } : { mode: isWrite ? ('exclusive' as const) : ('shared' as const) };
         const section = workload === 'semaphore' ? semaphore : isWrite ? write : read;
-        // A wait lasts from the first request to entry, across a peer's give-ups and our retries of them.
-        const requested = now();
-        for (;;) {
-          let entered = false;
-          try {
-            await lock.withPermit(
-              name,
-              async () => {
-                entered = true;
-                const waited = now() - requested;
-                maxWaitMs = Math.max(maxWaitMs, waited);
-                if (waits.length < MAX_WAIT_SAMPLES) waits.push(waited);
-                await section(caller);
-              },
-              hold,
-            );
-          } catch (err) {
-            errors++;
-            firstError ??= err instanceof Error ? err.message : String(err);
-            if (!entered && now() < deadline) continue;
-            if (!entered) break;
-          }
-          // Entered (a release that threw still ran the section).
-          sections++;
-          if (isWrite) writes++;
-          perCaller[caller]!++;
-          i++;
-          break;
-        }
+        const entered = await tally.enter(caller, deadline, (enter) =>
+          lock.withPermit(
+            name,
+            async () => {
+              enter();
+              await section(caller);
+            },
+            hold,
+          ),
+        );
+        if (!entered) break;
+        if (isWrite) writes++;
       }
     }),
   );
-  return {
-    type: 'done',
-    sections,
-    writes,
-    maxInside,
-    conflicts,
-    perCaller,
-    errors,
-    maxWaitMs,
-    waits,
-    between: order.between,
-    maxBetween: order.max,
-    elapsedMs: now() - started,
-    firstError,
-  };
+  return { type: 'done', writes, maxInside, conflicts, ...tally.result() };
 }
 
 async function close(): Promise<PermitWorkerMessage> {
