@@ -113,7 +113,7 @@ async function main(): Promise<void> {
   try {
     if (wants(1)) {
       log('scenario 1: uncontended');
-      rows.push(...(await uncontended(ctx, 's1', pick(REDIS_UNCONTENDED))));
+      rows.push(...(await uncontended(ctx, 's1', pick(REDIS_UNCONTENDED), redis)));
     }
     if (wants(2)) {
       log('scenario 2: parallel');

@@ -70,6 +70,13 @@ export class BenchRedis {
     return Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? NaN);
   }
 
+  /** CPU seconds the server has used (user + system, from `INFO cpu`). */
+  async cpuSeconds(): Promise<number> {
+    const info = await this.admin.info('cpu');
+    const field = (name: string): number => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? NaN);
+    return field('used_cpu_sys') + field('used_cpu_user');
+  }
+
   /** Calls per command from `INFO commandstats` (commands run inside scripts count too). */
   async commandStats(): Promise<Map<string, number>> {
     const info = await this.admin.info('commandstats');

@@ -35,6 +35,7 @@ function extra(r: Row): string {
     return parts.join(', ');
   }
   if (r.scenario === 's4') return r.samples.every((s) => s.exact === 1) ? 'exact' : 'INEXACT';
+  if (r.scenario === 's1' && m.redisCpuUsPerCycle !== undefined) return `Redis CPU ${m.redisCpuUsPerCycle.toFixed(1)} µs/cycle`;
   return '';
 }
 
