@@ -36,6 +36,21 @@ function startServer(provider: ServerKind, redisUrl: string): Promise<Server> {
   });
 }
 
+/** The CPU time the server process has used so far, in µs (asked over IPC). */
+function serverCpuUs(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the HTTP server did not report its CPU time within 5 s')), 5_000);
+    const onMessage = (m: { type?: string; us?: number }): void => {
+      if (m.type !== 'cpu') return;
+      clearTimeout(timer);
+      server.child.off('message', onMessage);
+      resolve(m.us!);
+    };
+    server.child.on('message', onMessage);
+    server.child.send({ type: 'cpu' });
+  });
+}
+
 async function stopServer(server: Server): Promise<void> {
   if (server.child.exitCode !== null) return;
   const exited = new Promise<void>((resolve) => server.child.once('exit', () => resolve()));
@@ -116,8 +131,10 @@ export async function http(ctx: BenchContext): Promise<Row[]> {
   try {
     let seq = 0;
     const all = await interleave(ctx, 's5', 'HTTP', 'req/s', ROUTES, ctx.options.longRepeats, async (route) => {
-      const { port } = await server(route.provider);
-      const result = await load(port, route.path, `r${seq++}`, seconds);
+      const s = await server(route.provider);
+      const cpuBefore = await serverCpuUs(s);
+      const result = await load(s.port, route.path, `r${seq++}`, seconds);
+      const cpuUs = (await serverCpuUs(s)) - cpuBefore;
       const failed = result.errors + result.timeouts + result.non2xx;
       if (result['2xx'] === 0) throw new Error(`no 2xx answer (${failed} failures)`);
       return {
@@ -125,6 +142,8 @@ export async function http(ctx: BenchContext): Promise<Row[]> {
         p50: result.latency.p50,
         p99: result.latency.p99,
         failed,
+        /** The app's CPU time per answered request: what the decorator adds, apart from waiting. */
+        cpuUsPerRequest: cpuUs / (result['2xx'] + result.non2xx),
       };
     });
     // Two tables: distinct names, and one shared name; the undecorated route is the baseline of both.

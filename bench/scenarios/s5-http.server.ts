@@ -3,7 +3,8 @@
  * the parent does not share its event loop). `BENCH_PROVIDER` is `memory`,
  * `redis` (nest-lock with that provider) or `murlock` (the peer's
  * `@MurLock` decorator on the same handlers); sends `{ port }` to the parent
- * once listening.
+ * once listening, answers `{ type: 'cpu' }` with its CPU time so far, and
+ * exits on `{ type: 'exit' }`.
  */
 import 'reflect-metadata';
 import { Controller, Get, Module, Param } from '@nestjs/common';
@@ -66,6 +67,12 @@ await app.listen(0, '127.0.0.1');
 const address = app.getHttpServer().address() as { port: number };
 process.send?.({ port: address.port });
 process.on('message', (m: { type: string }) => {
+  // The CPU time this server has used, in µs: the parent reads it around each run.
+  if (m.type === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send?.({ type: 'cpu', us: user + system });
+    return;
+  }
   if (m.type !== 'exit') return;
   void (async () => {
     await app.close();

@@ -36,6 +36,7 @@ function extra(r: Row): string {
   }
   if (r.scenario === 's4') return r.samples.every((s) => s.exact === 1) ? 'exact' : 'INEXACT';
   if (r.scenario === 's1' && m.redisCpuUsPerCycle !== undefined) return `Redis CPU ${m.redisCpuUsPerCycle.toFixed(1)} µs/cycle`;
+  if (r.scenario === 's5' && m.cpuUsPerRequest !== undefined) return `app CPU ${m.cpuUsPerRequest.toFixed(0)} µs/request`;
   return '';
 }
 
