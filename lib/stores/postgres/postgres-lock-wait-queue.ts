@@ -63,3 +63,28 @@ export function disarm(queue: PostgresLockWaitQueue): void {
   queue.wake = undefined;
   queue.wakeAt = undefined;
 }
+
+/** The NOTIFYs (their `<ticket>,<ms>`) heard for a key while a queueing statement was in flight. @internal */
+export interface PostgresLockWatch {
+  readonly heard: string[];
+}
+
+/**
+ * When a waiter that just took `ticket` looks again (ms), given the NOTIFYs
+ * `heard` while its statement was in flight (it was not in the local queue
+ * yet) and `ms`, what the statement's answer says. At once if one may have
+ * been meant for it (an empty `next`, or its own ticket or a later one: it
+ * may be next); otherwise a NOTIFY naming an earlier live ticket hands the
+ * turn to that waiter, whose grant and release notify again: only if that
+ * waiter died, its lease lapses, and this one looks again then.
+ * @internal
+ */
+export function recheckAfter(heard: readonly string[], ticket: string, ms: number, waiterLease: number): number {
+  let at = ms;
+  for (const next of heard) {
+    const [first, left] = next.split(',');
+    if (!first || !/^[0-9]+$/.test(first) || BigInt(first) >= BigInt(ticket)) return 0;
+    at = Math.min(at, Math.min(Number(left) || waiterLease, waiterLease));
+  }
+  return at;
+}

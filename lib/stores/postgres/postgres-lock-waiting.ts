@@ -7,8 +7,10 @@ import {
   disarm,
   insertByTicket,
   newWaitQueue,
+  recheckAfter,
   type PostgresLockAsk as Ask,
   type PostgresLockWaitQueue as Queue,
+  type PostgresLockWatch as Watch,
   type PostgresLockWaiter as Waiter,
 } from './postgres-lock-wait-queue.js';
 import type { PostgresLockTables } from './postgres-lock-schema.sql.js';
@@ -43,7 +45,7 @@ export class PostgresLockWaiting {
   private readonly queues = new Map<string, Queue>();
   private readonly pending = new Set<Promise<unknown>>();
   /** Queueing statements in flight, per key (see `watching`). */
-  private readonly watches = new Map<string, Set<{ notified: boolean }>>();
+  private readonly watches = new Map<string, Set<Watch>>();
   private readonly listener: PostgresLockListener;
   /** The waiters' entries in the queue table. */
   readonly tickets: PostgresLockTickets;
@@ -74,7 +76,7 @@ export class PostgresLockWaiting {
     const { key, owner } = ask;
     // A first wait opens the LISTEN connection meanwhile; a release committed before LISTEN took effect
     // may not be heard, so such a waiter looks again as soon as it listens.
-    const watch = { notified: false };
+    const watch: Watch = { heard: [] };
     const cold = !this.listener.listening;
     const first = await this.database.bounded('acquire', key, async () => {
       this.watching(key, watch, true);
@@ -101,7 +103,7 @@ export class PostgresLockWaiting {
       await this.tickets.dropNow([first.ticket]);
       return null;
     }
-    return this.wait(request, ask, first.ticket, watch.notified || cold ? 0 : (first.heldMs ?? first.aheadMs ?? 50));
+    return this.wait(request, ask, first.ticket, cold ? 0 : recheckAfter(watch.heard, first.ticket, first.heldMs ?? first.aheadMs ?? 50, this.waiterLease));
   }
 
   /**
@@ -146,7 +148,7 @@ export class PostgresLockWaiting {
   }
 
   /** Notes NOTIFYs for `key` that arrive while a queueing statement is in flight (its waiter is not in the local queue yet). */
-  private watching(key: string, watch: { notified: boolean }, on: boolean): void {
+  private watching(key: string, watch: Watch, on: boolean): void {
     let set = this.watches.get(key);
     if (on) {
       if (!set) this.watches.set(key, (set = new Set()));
@@ -162,8 +164,9 @@ export class PostgresLockWaiting {
     const colon = payload.indexOf(':');
     if (colon < 0) return;
     const key = payload.slice(colon + 1);
-    for (const watch of this.watches.get(key) ?? []) watch.notified = true;
-    this.wake(key, payload.slice(0, colon));
+    const next = payload.slice(0, colon);
+    for (const watch of this.watches.get(key) ?? []) watch.heard.push(next);
+    this.wake(key, next);
   }
 
   /** Joins the local queue with the ticket just taken; `recheckMs`: when to look again unless woken first. */
