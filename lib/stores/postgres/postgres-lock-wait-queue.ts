@@ -19,6 +19,8 @@ export interface PostgresLockWaiter extends PostgresLockAsk {
   done: boolean;
   /** It gave up (timeout, abort): its call answers `null` once its ticket is gone (or its grant released). */
   leaving?: boolean;
+  /** A release granted it the key directly (its NOTIFY settled it): a statement of its in flight is moot. */
+  granted?: boolean;
   readonly settle: (result: LockGrant | null | Error) => void;
 }
 
@@ -87,4 +89,23 @@ export function recheckAfter(heard: readonly string[], ticket: string, ms: numbe
     at = Math.min(at, Math.min(Number(left) || waiterLease, waiterLease));
   }
   return at;
+}
+
+/** A grant a release made to a waiter, as its NOTIFY names it (`<ticket>,<ms>,<token>,<at>`). @internal */
+export interface PostgresLockDirectGrant {
+  readonly ticket: string;
+  /** The lease, in ms from `at`. */
+  readonly leaseMs: number;
+  /** The first of the waiter's block of fencing tokens. */
+  readonly fencingToken: number;
+  /** When the lease started: epoch ms on the database clock. */
+  readonly at: number;
+}
+
+/** The direct grant a NOTIFY's `next` names, if it names one (else it names a ticket that asks again). @internal */
+export function directGrantOf(next: string): PostgresLockDirectGrant | undefined {
+  const [ticket, ms, token, at] = next.split(',');
+  if (!ticket || !/^[0-9]+$/.test(ticket) || token === undefined || at === undefined) return undefined;
+  const grant = { ticket, leaseMs: Number(ms), fencingToken: Number(token), at: Number(at) };
+  return Number.isFinite(grant.leaseMs) && Number.isFinite(grant.fencingToken) && Number.isFinite(grant.at) ? grant : undefined;
 }

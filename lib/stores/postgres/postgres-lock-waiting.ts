@@ -2,13 +2,16 @@ import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider
 import type { PostgresLockDatabase } from './postgres-lock-database.js';
 import { PostgresLockListener } from './postgres-lock-listener.js';
 import { PostgresLockTickets } from './postgres-lock-tickets.js';
+import { PostgresLockClock } from './postgres-lock-clock.js';
 import {
   arm,
   disarm,
   insertByTicket,
+  directGrantOf,
   newWaitQueue,
   recheckAfter,
   type PostgresLockAsk as Ask,
+  type PostgresLockDirectGrant as DirectGrant,
   type PostgresLockWaitQueue as Queue,
   type PostgresLockWatch as Watch,
   type PostgresLockWaiter as Waiter,
@@ -25,6 +28,10 @@ export interface PostgresLockAttempt {
   readonly mine: number | null;
   readonly heldMs: number | null;
   readonly aheadMs: number | null;
+  /** With `mine`: what was left of that lease, in ms. */
+  readonly mineMs: number | null;
+  /** The database clock when the statement ran (epoch ms). */
+  readonly nowMs: number | null;
 }
 
 /** What waiting asks of the store. @internal */
@@ -50,6 +57,8 @@ export class PostgresLockWaiting {
   /** The waiters' entries in the queue table. */
   readonly tickets: PostgresLockTickets;
   private heartbeat?: ReturnType<typeof setInterval>;
+  /** Where the lease of a direct grant started, in local time. */
+  private readonly clock = new PostgresLockClock();
 
   /** `waiterLease`: how long a waiter's queue entry lives unless its process renews it. */
   constructor(
@@ -59,7 +68,11 @@ export class PostgresLockWaiting {
     private readonly store: PostgresLockWaitingStore,
     private readonly waiterLease: number,
   ) {
-    this.tickets = new PostgresLockTickets(database, tables, sql, waiterLease, (work) => this.track(work));
+    this.tickets = new PostgresLockTickets(database, tables, sql, waiterLease, {
+      track: (work) => this.track(work),
+      release: (key, owner) => this.store.release(key, owner),
+      clock: (sentAt, databaseMs) => this.clock.sample(sentAt, databaseMs),
+    });
     this.listener = new PostgresLockListener(database, tables, {
       notified: (payload) => this.notified(payload),
       missed: () => this.kickAll(),
@@ -81,7 +94,8 @@ export class PostgresLockWaiting {
     const first = await this.database.bounded('acquire', key, async () => {
       this.watching(key, watch, true);
       try {
-        const queueing = this.store.attempt(ask, null, true);
+        const sent = performance.now();
+        const queueing = this.store.attempt(ask, null, true).then((r) => (this.clock.sample(sent, r.nowMs), r));
         // (a cold LISTEN connection opens once the statement is on its way, so as not to hold it up)
         const listening = cold ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.listener.listen()) : this.listener.listen();
         const [queued, listened] = await Promise.allSettled([queueing, listening]);
@@ -89,7 +103,7 @@ export class PostgresLockWaiting {
         if (listened.status === 'rejected') {
           // Cannot wait without LISTEN: give back what the statement got, then fail.
           if (queued.value.token !== null) await this.store.release(key, owner).catch(() => undefined);
-          else if (queued.value.ticket !== null) await this.tickets.dropNow([queued.value.ticket]);
+          else if (queued.value.ticket !== null) await this.tickets.dropNow([{ ticket: queued.value.ticket, key, owner }]);
           throw listened.reason;
         }
         return queued.value;
@@ -99,8 +113,17 @@ export class PostgresLockWaiting {
     });
     if (first.token !== null) return { fencingToken: first.token, fences: ask.fences };
     if (first.ticket === null) return null; // cannot happen: not granted means queued
+    // A release may have granted it the key before this answer arrived.
+    const granted = watch.heard.map(directGrantOf).find((g) => g?.ticket === first.ticket);
+    const start = granted && this.leaseStart(granted);
+    if (granted && start !== undefined) {
+      const grant = { fencingToken: granted.fencingToken, fences: ask.fences, queued: true, leaseStartedAt: start, leaseMs: granted.leaseMs };
+      if (!request.signal?.aborted && !this.database.closed) return grant;
+      await this.store.release(key, owner).catch(() => undefined);
+      return null;
+    }
     if (request.signal?.aborted || this.database.closed) {
-      await this.tickets.dropNow([first.ticket]);
+      await this.tickets.dropNow([{ ticket: first.ticket, key, owner }]);
       return null;
     }
     return this.wait(request, ask, first.ticket, cold ? 0 : recheckAfter(watch.heard, first.ticket, first.heldMs ?? first.aheadMs ?? 50, this.waiterLease));
@@ -109,14 +132,18 @@ export class PostgresLockWaiting {
   /**
    * The lock `key` changed hands or its line moved; `next` is `<ticket>,<ms>`,
    * the first live ticket in line and what is left of its lease ('' for
-   * everyone). The local head asks again if it is that ticket or before it.
-   * A head further back only makes sure it looks again when that ticket's
-   * lease would lapse, in case its waiter died.
+   * everyone), or `<ticket>,<ms>,<token>,<at>`, a grant a release made to that
+   * ticket (with a lease of `<ms>`): its local waiter starts at once. The local
+   * head asks again if it is that ticket or before it. A head further back
+   * only makes sure it looks again when that ticket's lease would lapse, in
+   * case its waiter died.
    */
   wake(key: string, next: string): void {
     const queue = this.queues.get(key);
     const head = queue?.waiters[0];
     if (!queue || !head) return;
+    const grant = directGrantOf(next);
+    if (grant && this.grant(key, queue, grant)) return;
     const [ticket, ms] = next.split(',');
     if (!ticket || !/^[0-9]+$/.test(ticket) || BigInt(head.ticket) <= BigInt(ticket)) {
       this.kick(key);
@@ -131,10 +158,10 @@ export class PostgresLockWaiting {
    * work in flight, and ends the LISTEN connection (the database is closed already).
    */
   async close(): Promise<void> {
-    const tickets: string[] = [];
+    const entries: Waiter[] = [];
     for (const [key, queue] of this.queues) {
       for (const waiter of queue.waiters.splice(0)) {
-        tickets.push(waiter.ticket);
+        entries.push(waiter);
         waiter.settle(null);
       }
       disarm(queue);
@@ -143,8 +170,35 @@ export class PostgresLockWaiting {
     this.stopHeartbeat();
     this.listener.stop();
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-    await this.tickets.dropOnClose(tickets);
+    await this.tickets.dropOnClose(entries);
     await this.listener.end();
+  }
+
+  /**
+   * A release granted `key` to ticket `grant.ticket`: settles its local waiter
+   * (one that gave up releases it). `false` when no local waiter has that
+   * ticket, or the lease start cannot be told (it then asks).
+   */
+  private grant(key: string, queue: Queue, grant: DirectGrant): boolean {
+    const i = queue.waiters.findIndex((w) => w.ticket === grant.ticket);
+    const start = i < 0 ? undefined : this.leaseStart(grant);
+    if (start === undefined) return false;
+    const [waiter] = queue.waiters.splice(i, 1);
+    waiter.granted = true;
+    if (waiter.done || waiter.leaving) {
+      void this.track(this.store.release(key, waiter.owner).then(() => waiter.settle(null), () => waiter.settle(null)));
+    } else {
+      waiter.settle({ fencingToken: grant.fencingToken, fences: waiter.fences, queued: true, leaseStartedAt: start, leaseMs: grant.leaseMs });
+    }
+    if (queue.waiters.length === 0) this.forget(key, queue);
+    else if (i === 0) this.arm(key, queue, grant.leaseMs); // the next one looks again if the new holder never releases
+    return true;
+  }
+
+  /** The local time (`performance.now()`) no later than the start of a direct grant's lease. */
+  private leaseStart(grant: DirectGrant): number | undefined {
+    const start = this.clock.localTime(grant.at);
+    return start === undefined ? undefined : Math.min(start, performance.now());
   }
 
   /** Notes NOTIFYs for `key` that arrive while a queueing statement is in flight (its waiter is not in the local queue yet). */
@@ -227,7 +281,7 @@ export class PostgresLockWaiting {
       if (queue.waiters.length === 0) this.forget(waiter.key, queue);
       else if (i === 0) this.kick(waiter.key);
     }
-    void this.track(this.tickets.dropNow([waiter.ticket]).then(() => waiter.settle(null)));
+    void this.track(this.tickets.dropNow([waiter]).then(() => waiter.settle(null)));
   }
 
   /** Lets the head of the local queue for `key` try again (once at a time). */
@@ -255,11 +309,14 @@ export class PostgresLockWaiting {
     const sent = performance.now(); // the lease starts on the server after this
     try {
       const r = await this.database.bounded('acquire', key, () => this.store.attempt(head, head.ticket));
+      this.clock.sample(sent, r.nowMs);
       const leaseStartedAt = r.token === null ? (queue.failedAt ?? sent) : sent;
       queue.failures = 0;
       queue.failedAt = undefined;
       const token = r.token ?? r.mine;
-      if (token !== null) {
+      if (head.granted) {
+        // A release granted it the key meanwhile, and its NOTIFY settled it.
+      } else if (token !== null) {
         const i = queue.waiters.indexOf(head);
         if (i >= 0) queue.waiters.splice(i, 1);
         if (head.done || head.leaving) {
@@ -271,7 +328,9 @@ export class PostgresLockWaiting {
             ),
           );
         } else {
-          head.settle({ fencingToken: token, fences: head.fences, queued: true, leaseStartedAt });
+          // (`mine`: granted by a release or by an attempt whose answer was lost; its lease ends no sooner than `mineMs` after `sent`)
+          const mine = r.token === null && r.mineMs !== null ? { leaseStartedAt: sent, leaseMs: Math.max(0, r.mineMs) } : { leaseStartedAt };
+          head.settle({ fencingToken: token, fences: head.fences, queued: true, ...mine });
         }
         // The next one looks again when the new holder's lease would end (if it never releases); at once
         // after a shared or semaphore grant, which it may join.
@@ -290,7 +349,7 @@ export class PostgresLockWaiting {
         queue.failedAt = undefined;
         const failed = queue.waiters.splice(0);
         for (const waiter of failed) waiter.settle(err as Error);
-        this.tickets.drop(failed.map((w) => w.ticket));
+        this.tickets.drop(failed);
       }
     } finally {
       queue.busy = false;
@@ -298,7 +357,7 @@ export class PostgresLockWaiting {
     if (head.leaving && queue.waiters[0] === head) {
       // It gave up while its statement was in flight, which did not grant it the key.
       queue.waiters.shift();
-      void this.track(this.tickets.dropNow([head.ticket]).then(() => head.settle(null)));
+      void this.track(this.tickets.dropNow([head]).then(() => head.settle(null)));
       queue.again = true;
     }
     if (queue.waiters.length === 0) {

@@ -286,13 +286,13 @@ export class PostgresLockProvider extends LockProvider {
     const rows =
       shared || limit > 1
         ? await this.database.query(this.sql.acquirePermit, [key, owner, ttl, ticket, lease, shared ? 'shared' : 'exclusive', limit, this.tables.raw])
-        : await this.database.query(this.sql.acquire, [key, owner, ttl, ticket, lease, fences]);
+        : await this.database.query(this.sql.acquire, [key, owner, ttl, ticket, lease, fences, lease === null ? null : Math.min(ttl, this.waiterLease)]);
     const row = rows[0] ?? {};
     const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
     if (row.conflict !== null && row.conflict !== undefined) throw new LockOptionsError(limitMismatchMessage(key, Number(row.conflict), limit));
     const answer = { token: num(row.token), ticket: (row.ticket as string | null) ?? null, mine: ticket === null ? null : num(row.mine) };
     if ((shared || limit > 1) && (answer.token !== null || answer.mine !== null)) this.permitOwners.add(`${owner} ${key}`);
-    return { ...answer, heldMs: num(row.held_ms), aheadMs: num(row.ahead_ms) };
+    return { ...answer, heldMs: num(row.held_ms), aheadMs: num(row.ahead_ms), mineMs: num(row.mine_ms), nowMs: num(row.now_ms) };
   }
 
   /**
