@@ -32,6 +32,12 @@ export class PostgresLockClock {
     return this.offset === undefined ? undefined : databaseMs + this.bound(performance.now());
   }
 
+  /** The local time no later than the start of a lease that started at database time `databaseMs`, nor than now. */
+  leaseStart(databaseMs: number): number | undefined {
+    const start = this.localTime(databaseMs);
+    return start === undefined ? undefined : Math.min(start, performance.now());
+  }
+
   /** The best offset, loosened by the drift since it was measured. */
   private bound(at: number): number {
     return this.offset! - DRIFT * Math.max(0, at - this.sentAt);

@@ -31,6 +31,7 @@ export interface PostgresLockTicketsHost {
 export class PostgresLockTickets {
   /** Entries whose removal failed. */
   private readonly orphans: PostgresLockEntry[] = [];
+  private heartbeat?: ReturnType<typeof setInterval>;
 
   /** `lease`: how long an entry lives unless renewed. */
   constructor(
@@ -81,6 +82,21 @@ export class PostgresLockTickets {
         .then((rows) => this.host.clock(sent, rows[0]?.now_ms))
         .catch(() => undefined),
     );
+  }
+
+  /** While waiters exist: renews the entries `tickets()` every third of their lease, and runs `also` (a check of the listen connection). */
+  startHeartbeat(tickets: () => string[], also: () => void): void {
+    if (this.heartbeat !== undefined) return;
+    this.heartbeat = setInterval(() => {
+      this.renew(tickets());
+      also();
+    }, this.lease / 3);
+    this.heartbeat.unref?.();
+  }
+
+  stopHeartbeat(): void {
+    if (this.heartbeat !== undefined) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
   }
 
   private async remove(operation: string, entries: PostgresLockEntry[]): Promise<void> {

@@ -71,6 +71,32 @@ export interface PostgresLockWatch {
   readonly heard: string[];
 }
 
+/** The queueing statements in flight, per key, and the NOTIFYs heard for their keys meanwhile. @internal */
+export class PostgresLockWatches {
+  private readonly byKey = new Map<string, Set<PostgresLockWatch>>();
+
+  /** A queueing statement for `key` goes out. */
+  open(key: string): PostgresLockWatch {
+    const watch = { heard: [] };
+    let set = this.byKey.get(key);
+    if (!set) this.byKey.set(key, (set = new Set()));
+    set.add(watch);
+    return watch;
+  }
+
+  /** Its answer came (or it failed). */
+  close(key: string, watch: PostgresLockWatch): void {
+    const set = this.byKey.get(key);
+    set?.delete(watch);
+    if (set?.size === 0) this.byKey.delete(key);
+  }
+
+  /** A NOTIFY for `key` named `next`. */
+  heard(key: string, next: string): void {
+    for (const watch of this.byKey.get(key) ?? []) watch.heard.push(next);
+  }
+}
+
 /**
  * When a waiter that just took `ticket` looks again (ms), given the NOTIFYs
  * `heard` while its statement was in flight (it was not in the local queue

@@ -13,33 +13,12 @@ import {
   type PostgresLockAsk as Ask,
   type PostgresLockDirectGrant as DirectGrant,
   type PostgresLockWaitQueue as Queue,
-  type PostgresLockWatch as Watch,
+  PostgresLockWatches,
   type PostgresLockWaiter as Waiter,
 } from './postgres-lock-wait-queue.js';
 import type { PostgresLockTables } from './postgres-lock-schema.sql.js';
 import type { PostgresLockStatements } from './postgres-lock.sql.js';
-
-/** The answer of one acquire statement. @internal */
-export interface PostgresLockAttempt {
-  readonly token: number | null;
-  /** The ticket taken when a first attempt that will wait was not granted. */
-  readonly ticket: string | null;
-  /** The token when this owner already holds the lock (a queued waiter's retry whose first try had committed). */
-  readonly mine: number | null;
-  readonly heldMs: number | null;
-  readonly aheadMs: number | null;
-  /** With `mine`: what was left of that lease, in ms. */
-  readonly mineMs: number | null;
-  /** The database clock when the statement ran (epoch ms). */
-  readonly nowMs: number | null;
-}
-
-/** What waiting asks of the store. @internal */
-export interface PostgresLockWaitingStore {
-  /** One acquire statement (not bounded): with `ticket` for a queued waiter; with `enqueue`, taking a ticket if not granted. */
-  attempt(ask: Ask, ticket: string | null, enqueue?: boolean): Promise<PostgresLockAttempt>;
-  release(key: string, owner: string): Promise<boolean>;
-}
+import type { PostgresLockWaitingStore } from './postgres-lock-attempt.js';
 
 /**
  * The waiting side of the PostgreSQL store: callers queued by ticket (in the
@@ -51,12 +30,11 @@ export interface PostgresLockWaitingStore {
 export class PostgresLockWaiting {
   private readonly queues = new Map<string, Queue>();
   private readonly pending = new Set<Promise<unknown>>();
-  /** Queueing statements in flight, per key (see `watching`). */
-  private readonly watches = new Map<string, Set<Watch>>();
+  /** Queueing statements in flight, per key. */
+  private readonly watches = new PostgresLockWatches();
   private readonly listener: PostgresLockListener;
   /** The waiters' entries in the queue table. */
   readonly tickets: PostgresLockTickets;
-  private heartbeat?: ReturnType<typeof setInterval>;
   /** Where the lease of a direct grant started, in local time. */
   private readonly clock = new PostgresLockClock();
 
@@ -75,7 +53,7 @@ export class PostgresLockWaiting {
     });
     this.listener = new PostgresLockListener(database, tables, {
       notified: (payload) => this.notified(payload),
-      missed: () => this.kickAll(),
+      missed: () => [...this.queues.keys()].forEach((key) => this.kick(key)),
       wanted: () => this.queues.size > 0,
       track: (work) => this.track(work),
     });
@@ -89,10 +67,10 @@ export class PostgresLockWaiting {
     const { key, owner } = ask;
     // A first wait opens the LISTEN connection meanwhile; a release committed before LISTEN took effect
     // may not be heard, so such a waiter looks again as soon as it listens.
-    const watch: Watch = { heard: [] };
+    let heard: readonly string[] = [];
     const cold = !this.listener.listening;
     const first = await this.database.bounded('acquire', key, async () => {
-      this.watching(key, watch, true);
+      const watch = this.watches.open(key);
       try {
         const sent = performance.now();
         const queueing = this.store.attempt(ask, null, true).then((r) => (this.clock.sample(sent, r.nowMs), r));
@@ -108,17 +86,18 @@ export class PostgresLockWaiting {
         }
         return queued.value;
       } finally {
-        this.watching(key, watch, false);
+        this.watches.close(key, watch);
+        heard = watch.heard;
       }
     });
     if (first.token !== null) return { fencingToken: first.token, fences: ask.fences };
     if (first.ticket === null) return null; // cannot happen: not granted means queued
     // A release may have granted it the key before this answer arrived.
-    const granted = watch.heard.map(directGrantOf).find((g) => g?.ticket === first.ticket);
-    const start = granted && this.leaseStart(granted);
+    const granted = heard.map(directGrantOf).find((g) => g?.ticket === first.ticket);
+    const start = granted && this.clock.leaseStart(granted.at);
     if (granted && start !== undefined) {
-      const grant = { fencingToken: granted.fencingToken, fences: ask.fences, queued: true, leaseStartedAt: start, leaseMs: granted.leaseMs };
-      if (!request.signal?.aborted && !this.database.closed) return grant;
+      const { fencingToken, leaseMs } = granted;
+      if (!request.signal?.aborted && !this.database.closed) return { fencingToken, fences: ask.fences, queued: true, leaseStartedAt: start, leaseMs };
       await this.store.release(key, owner).catch(() => undefined);
       return null;
     }
@@ -126,7 +105,7 @@ export class PostgresLockWaiting {
       await this.tickets.dropNow([{ ticket: first.ticket, key, owner }]);
       return null;
     }
-    return this.wait(request, ask, first.ticket, cold ? 0 : recheckAfter(watch.heard, first.ticket, first.heldMs ?? first.aheadMs ?? 50, this.waiterLease));
+    return this.wait(request, ask, first.ticket, cold ? 0 : recheckAfter(heard, first.ticket, first.heldMs ?? first.aheadMs ?? 50, this.waiterLease));
   }
 
   /**
@@ -167,7 +146,7 @@ export class PostgresLockWaiting {
       disarm(queue);
       this.queues.delete(key);
     }
-    this.stopHeartbeat();
+    this.tickets.stopHeartbeat();
     this.listener.stop();
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
     await this.tickets.dropOnClose(entries);
@@ -181,36 +160,21 @@ export class PostgresLockWaiting {
    */
   private grant(key: string, queue: Queue, grant: DirectGrant): boolean {
     const i = queue.waiters.findIndex((w) => w.ticket === grant.ticket);
-    const start = i < 0 ? undefined : this.leaseStart(grant);
+    const start = i < 0 ? undefined : this.clock.leaseStart(grant.at);
     if (start === undefined) return false;
     const [waiter] = queue.waiters.splice(i, 1);
     waiter.granted = true;
-    if (waiter.done || waiter.leaving) {
-      void this.track(this.store.release(key, waiter.owner).then(() => waiter.settle(null), () => waiter.settle(null)));
-    } else {
-      waiter.settle({ fencingToken: grant.fencingToken, fences: waiter.fences, queued: true, leaseStartedAt: start, leaseMs: grant.leaseMs });
-    }
+    if (waiter.done || waiter.leaving) this.handOn(waiter);
+    else waiter.settle({ fencingToken: grant.fencingToken, fences: waiter.fences, queued: true, leaseStartedAt: start, leaseMs: grant.leaseMs });
     if (queue.waiters.length === 0) this.forget(key, queue);
     else if (i === 0) this.arm(key, queue, grant.leaseMs); // the next one looks again if the new holder never releases
     return true;
   }
 
-  /** The local time (`performance.now()`) no later than the start of a direct grant's lease. */
-  private leaseStart(grant: DirectGrant): number | undefined {
-    const start = this.clock.localTime(grant.at);
-    return start === undefined ? undefined : Math.min(start, performance.now());
-  }
-
-  /** Notes NOTIFYs for `key` that arrive while a queueing statement is in flight (its waiter is not in the local queue yet). */
-  private watching(key: string, watch: Watch, on: boolean): void {
-    let set = this.watches.get(key);
-    if (on) {
-      if (!set) this.watches.set(key, (set = new Set()));
-      set.add(watch);
-    } else if (set) {
-      set.delete(watch);
-      if (set.size === 0) this.watches.delete(key);
-    }
+  /** A waiter gave up while its turn came: hands the lock on, then its call answers. */
+  private handOn(waiter: Waiter): void {
+    const settle = (): void => waiter.settle(null);
+    void this.track(this.store.release(waiter.key, waiter.owner).then(settle, settle));
   }
 
   /** A NOTIFY `<ticket>,<ms>:<key>` arrived. */
@@ -219,7 +183,7 @@ export class PostgresLockWaiting {
     if (colon < 0) return;
     const key = payload.slice(colon + 1);
     const next = payload.slice(0, colon);
-    for (const watch of this.watches.get(key) ?? []) watch.heard.push(next);
+    this.watches.heard(key, next);
     this.wake(key, next);
   }
 
@@ -257,7 +221,10 @@ export class PostgresLockWaiting {
       this.queues.set(waiter.key, queue);
     }
     insertByTicket(queue, waiter);
-    this.startHeartbeat();
+    this.tickets.startHeartbeat(
+      () => [...this.queues.values()].flatMap((q) => q.waiters.map((w) => w.ticket)),
+      () => this.listener.check(),
+    );
     if (queue.waiters[0] !== waiter) return; // the head before it keeps its own schedule
     if (recheckMs <= 0) this.kick(waiter.key);
     else if (!queue.busy) this.arm(waiter.key, queue, recheckMs);
@@ -295,10 +262,6 @@ export class PostgresLockWaiting {
     void this.track(this.retry(key, queue));
   }
 
-  private kickAll(): void {
-    for (const key of this.queues.keys()) this.kick(key);
-  }
-
   private async retry(key: string, queue: Queue): Promise<void> {
     const head = queue.waiters[0];
     if (!head) return;
@@ -320,13 +283,7 @@ export class PostgresLockWaiting {
         const i = queue.waiters.indexOf(head);
         if (i >= 0) queue.waiters.splice(i, 1);
         if (head.done || head.leaving) {
-          // It gave up while its turn came: hand the lock on, then its call answers.
-          void this.track(
-            this.store.release(key, head.owner).then(
-              () => head.settle(null),
-              () => head.settle(null),
-            ),
-          );
+          this.handOn(head);
         } else {
           // (`mine`: granted by a release or by an attempt whose answer was lost; its lease ends no sooner than `mineMs` after `sent`)
           const mine = r.token === null && r.mineMs !== null ? { leaseStartedAt: sent, leaseMs: Math.max(0, r.mineMs) } : { leaseStartedAt };
@@ -379,22 +336,7 @@ export class PostgresLockWaiting {
   private forget(key: string, queue: Queue): void {
     disarm(queue);
     if (this.queues.get(key) === queue && queue.waiters.length === 0 && !queue.busy) this.queues.delete(key);
-    if (this.queues.size === 0) this.stopHeartbeat();
-  }
-
-  /** While waiters exist: renew their queue entries, and check that the listen connection is alive. */
-  private startHeartbeat(): void {
-    if (this.heartbeat !== undefined) return;
-    this.heartbeat = setInterval(() => {
-      this.tickets.renew([...this.queues.values()].flatMap((q) => q.waiters.map((w) => w.ticket)));
-      this.listener.check();
-    }, this.waiterLease / 3);
-    this.heartbeat.unref?.();
-  }
-
-  private stopHeartbeat(): void {
-    if (this.heartbeat !== undefined) clearInterval(this.heartbeat);
-    this.heartbeat = undefined;
+    if (this.queues.size === 0) this.tickets.stopHeartbeat();
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
