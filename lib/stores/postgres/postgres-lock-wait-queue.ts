@@ -11,6 +11,8 @@ export interface PostgresLockAsk {
   readonly shared: boolean;
   /** Exclusive holders the key admits (1 for a plain lock and for shared requests). */
   readonly limit: number;
+  /** The lease (ms) a release that grants its queue entry directly gives it; `null`: it asks itself when notified. */
+  readonly direct: number | null;
 }
 
 /** A caller that waits for its turn, with its ticket in the queue table. @internal */

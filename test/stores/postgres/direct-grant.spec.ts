@@ -32,7 +32,7 @@ describe('PostgresLockProvider: direct grant by release', () => {
     const held = await a.acquire({ key: 'd1', owner: 'h', ttl: 30_000, wait: false, fences: 16 });
     expect(held).not.toBeNull();
     const statements = countStatements(b);
-    const waiting = b.acquire({ key: 'd1', owner: 'w', ttl: 30_000, wait: true, waitTimeout: 10_000, fences: 16 });
+    const waiting = b.acquire({ key: 'd1', owner: 'w', ttl: 30_000, wait: true, waitTimeout: 10_000, fences: 16, renews: true });
     await sleep(300);
     expect(statements.filter((s) => s === 'acquire').length).toBeGreaterThanOrEqual(1); // its queueing statement (and a look again: a cold instance's first wait)
     statements.splice(0);
@@ -48,6 +48,26 @@ describe('PostgresLockProvider: direct grant by release', () => {
     expect(await b.holder('d1')).toEqual(expect.objectContaining({ owner: 'w' }));
     expect(await b.extend('d1', 'w', 30_000)).toBe(true);
     expect(await b.release('d1', 'w')).toBe(true);
+  });
+
+  test('a waiter whose lease the engine does not renew is granted directly only when its whole ttl fits the waiter lease', async () => {
+    for (const [ttl, direct] of [
+      [3_000, true],
+      [30_000, false],
+    ] as const) {
+      const key = `d6:${ttl}`;
+      expect(await a.acquire({ key, owner: 'h', ttl: 30_000, wait: false })).not.toBeNull();
+      const waiting = b.acquire({ key, owner: 'w', ttl, wait: true, waitTimeout: 10_000 });
+      await sleep(300);
+      const statements = countStatements(b);
+      expect(await a.release(key, 'h')).toBe(true);
+      const grant = await waiting;
+      expect(grant).not.toBeNull();
+      // Direct: the whole ttl as its lease, no statement; else it asks itself, and its lease is the ttl from its own statement.
+      expect(grant!.leaseMs).toBe(direct ? ttl : undefined);
+      expect(statements.filter((s) => s === 'acquire')).toHaveLength(direct ? 0 : 1);
+      expect(await b.release(key, 'w')).toBe(true);
+    }
   });
 
   test('a waiter whose process died after taking its ticket holds the line only for the short lease a release gives it', async () => {
