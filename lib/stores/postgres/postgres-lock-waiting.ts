@@ -167,7 +167,8 @@ export class PostgresLockWaiting {
     if (waiter.done || waiter.leaving) this.handOn(waiter);
     else waiter.settle({ fencingToken: grant.fencingToken, fences: waiter.fences, queued: true, leaseStartedAt: start, leaseMs: grant.leaseMs });
     if (queue.waiters.length === 0) this.forget(key, queue);
-    else if (i === 0) this.arm(key, queue, grant.leaseMs); // the next one looks again if the new holder never releases
+    // The next one looks again by the time the new holder's lease would end (if it never releases), unless sooner already.
+    else if (i === 0 && (queue.wakeAt === undefined || queue.wakeAt > performance.now() + grant.leaseMs)) this.arm(key, queue, grant.leaseMs);
     return true;
   }
 
