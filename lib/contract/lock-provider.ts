@@ -42,6 +42,13 @@ export interface LockAcquireRequest {
    * stores whose {@link LockProvider.supports} lists `limit`.
    */
   readonly limit?: number;
+  /**
+   * `true` when the engine renews the lease while the lock is held (the
+   * `renew` option): a store may then grant a waiter a lease shorter than
+   * `ttl` ({@link LockGrant.leaseMs}), which the engine renews to `ttl`.
+   * Otherwise a grant's lease is the full `ttl`.
+   */
+  readonly renews?: boolean;
 }
 
 /** What a provider returns for a granted lock. */

@@ -201,6 +201,7 @@ export class LockAcquirer {
               signal: o.signal,
               // Waiters only: callers of this process queue behind a waiting caller's grant; a try's grant stays its own.
               fences: req.wait && this.cohorts ? FENCE_BLOCK : undefined,
+              renews: o.renew,
             }
           : primitiveRequest(req, owner),
       );

@@ -76,10 +76,12 @@ CREATE TABLE IF NOT EXISTS ${n.waiters} (
   owner      text        NOT NULL,
   expires_at timestamptz NOT NULL,
   mode       text        NOT NULL DEFAULT 'exclusive',
-  permits    integer     NOT NULL DEFAULT 1
+  permits    integer     NOT NULL DEFAULT 1,
+  grant_ms   float8,
+  fences     integer
 );
 ALTER TABLE ${n.waiters} ADD COLUMN IF NOT EXISTS mode text NOT NULL DEFAULT 'exclusive',
-  ADD COLUMN IF NOT EXISTS permits integer NOT NULL DEFAULT 1;
+  ADD COLUMN IF NOT EXISTS permits integer NOT NULL DEFAULT 1, ADD COLUMN IF NOT EXISTS grant_ms float8, ADD COLUMN IF NOT EXISTS fences integer;
 CREATE INDEX IF NOT EXISTS ${n.index} ON ${n.waiters} (name, ticket);
 `;
 }
@@ -103,7 +105,7 @@ export const createSchemaSql = (n: PostgresLockTables): string => `SELECT pg_adv
  * @internal
  */
 export const pingSql = (n: PostgresLockTables): string =>
-  `SELECT l.acquired_at, l.holders, l.permits, w.mode, w.permits FROM ${n.locks} l, ${n.waiters} w LIMIT 0`;
+  `SELECT l.acquired_at, l.holders, l.permits, w.mode, w.permits, w.grant_ms, w.fences FROM ${n.locks} l, ${n.waiters} w LIMIT 0`;
 
 /**
  * Subscribes a connection to the table's NOTIFY channel.

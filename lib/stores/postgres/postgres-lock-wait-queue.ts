@@ -11,6 +11,8 @@ export interface PostgresLockAsk {
   readonly shared: boolean;
   /** Exclusive holders the key admits (1 for a plain lock and for shared requests). */
   readonly limit: number;
+  /** The lease (ms) a release that grants its queue entry directly gives it; `null`: it asks itself when notified. */
+  readonly direct: number | null;
 }
 
 /** A caller that waits for its turn, with its ticket in the queue table. @internal */
@@ -19,6 +21,8 @@ export interface PostgresLockWaiter extends PostgresLockAsk {
   done: boolean;
   /** It gave up (timeout, abort): its call answers `null` once its ticket is gone (or its grant released). */
   leaving?: boolean;
+  /** A release granted it the key directly (its NOTIFY settled it): a statement of its in flight is moot. */
+  granted?: boolean;
   readonly settle: (result: LockGrant | null | Error) => void;
 }
 
@@ -62,4 +66,74 @@ export function disarm(queue: PostgresLockWaitQueue): void {
   if (queue.wake !== undefined) clearTimeout(queue.wake);
   queue.wake = undefined;
   queue.wakeAt = undefined;
+}
+
+/** The NOTIFYs (their `<ticket>,<ms>`) heard for a key while a queueing statement was in flight. @internal */
+export interface PostgresLockWatch {
+  readonly heard: string[];
+}
+
+/** The queueing statements in flight, per key, and the NOTIFYs heard for their keys meanwhile. @internal */
+export class PostgresLockWatches {
+  private readonly byKey = new Map<string, Set<PostgresLockWatch>>();
+
+  /** A queueing statement for `key` goes out. */
+  open(key: string): PostgresLockWatch {
+    const watch = { heard: [] };
+    let set = this.byKey.get(key);
+    if (!set) this.byKey.set(key, (set = new Set()));
+    set.add(watch);
+    return watch;
+  }
+
+  /** Its answer came (or it failed). */
+  close(key: string, watch: PostgresLockWatch): void {
+    const set = this.byKey.get(key);
+    set?.delete(watch);
+    if (set?.size === 0) this.byKey.delete(key);
+  }
+
+  /** A NOTIFY for `key` named `next`. */
+  heard(key: string, next: string): void {
+    for (const watch of this.byKey.get(key) ?? []) watch.heard.push(next);
+  }
+}
+
+/**
+ * When a waiter that just took `ticket` looks again (ms), given the NOTIFYs
+ * `heard` while its statement was in flight (it was not in the local queue
+ * yet) and `ms`, what the statement's answer says. At once if one may have
+ * been meant for it (an empty `next`, or its own ticket or a later one: it
+ * may be next); otherwise a NOTIFY naming an earlier live ticket hands the
+ * turn to that waiter, whose grant and release notify again: only if that
+ * waiter died, its lease lapses, and this one looks again then.
+ * @internal
+ */
+export function recheckAfter(heard: readonly string[], ticket: string, ms: number, waiterLease: number): number {
+  let at = ms;
+  for (const next of heard) {
+    const [first, left] = next.split(',');
+    if (!first || !/^[0-9]+$/.test(first) || BigInt(first) >= BigInt(ticket)) return 0;
+    at = Math.min(at, Math.min(Number(left) || waiterLease, waiterLease));
+  }
+  return at;
+}
+
+/** A grant a release made to a waiter, as its NOTIFY names it (`<ticket>,<ms>,<token>,<at>`). @internal */
+export interface PostgresLockDirectGrant {
+  readonly ticket: string;
+  /** The lease, in ms from `at`. */
+  readonly leaseMs: number;
+  /** The first of the waiter's block of fencing tokens. */
+  readonly fencingToken: number;
+  /** When the lease started: epoch ms on the database clock. */
+  readonly at: number;
+}
+
+/** The direct grant a NOTIFY's `next` names, if it names one (else it names a ticket that asks again). @internal */
+export function directGrantOf(next: string): PostgresLockDirectGrant | undefined {
+  const [ticket, ms, token, at] = next.split(',');
+  if (!ticket || !/^[0-9]+$/.test(ticket) || token === undefined || at === undefined) return undefined;
+  const grant = { ticket, leaseMs: Number(ms), fencingToken: Number(token), at: Number(at) };
+  return Number.isFinite(grant.leaseMs) && Number.isFinite(grant.fencingToken) && Number.isFinite(grant.at) ? grant : undefined;
 }

@@ -2,35 +2,23 @@ import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider
 import type { PostgresLockDatabase } from './postgres-lock-database.js';
 import { PostgresLockListener } from './postgres-lock-listener.js';
 import { PostgresLockTickets } from './postgres-lock-tickets.js';
+import { PostgresLockClock } from './postgres-lock-clock.js';
 import {
   arm,
   disarm,
   insertByTicket,
+  directGrantOf,
   newWaitQueue,
+  recheckAfter,
   type PostgresLockAsk as Ask,
+  type PostgresLockDirectGrant as DirectGrant,
   type PostgresLockWaitQueue as Queue,
+  PostgresLockWatches,
   type PostgresLockWaiter as Waiter,
 } from './postgres-lock-wait-queue.js';
 import type { PostgresLockTables } from './postgres-lock-schema.sql.js';
 import type { PostgresLockStatements } from './postgres-lock.sql.js';
-
-/** The answer of one acquire statement. @internal */
-export interface PostgresLockAttempt {
-  readonly token: number | null;
-  /** The ticket taken when a first attempt that will wait was not granted. */
-  readonly ticket: string | null;
-  /** The token when this owner already holds the lock (a queued waiter's retry whose first try had committed). */
-  readonly mine: number | null;
-  readonly heldMs: number | null;
-  readonly aheadMs: number | null;
-}
-
-/** What waiting asks of the store. @internal */
-export interface PostgresLockWaitingStore {
-  /** One acquire statement (not bounded): with `ticket` for a queued waiter; with `enqueue`, taking a ticket if not granted. */
-  attempt(ask: Ask, ticket: string | null, enqueue?: boolean): Promise<PostgresLockAttempt>;
-  release(key: string, owner: string): Promise<boolean>;
-}
+import type { PostgresLockWaitingStore } from './postgres-lock-attempt.js';
 
 /**
  * The waiting side of the PostgreSQL store: callers queued by ticket (in the
@@ -42,12 +30,13 @@ export interface PostgresLockWaitingStore {
 export class PostgresLockWaiting {
   private readonly queues = new Map<string, Queue>();
   private readonly pending = new Set<Promise<unknown>>();
-  /** Queueing statements in flight, per key (see `watching`). */
-  private readonly watches = new Map<string, Set<{ notified: boolean }>>();
+  /** Queueing statements in flight, per key. */
+  private readonly watches = new PostgresLockWatches();
   private readonly listener: PostgresLockListener;
   /** The waiters' entries in the queue table. */
   readonly tickets: PostgresLockTickets;
-  private heartbeat?: ReturnType<typeof setInterval>;
+  /** Where the lease of a direct grant started, in local time. */
+  private readonly clock = new PostgresLockClock();
 
   /** `waiterLease`: how long a waiter's queue entry lives unless its process renews it. */
   constructor(
@@ -57,10 +46,14 @@ export class PostgresLockWaiting {
     private readonly store: PostgresLockWaitingStore,
     private readonly waiterLease: number,
   ) {
-    this.tickets = new PostgresLockTickets(database, tables, sql, waiterLease, (work) => this.track(work));
+    this.tickets = new PostgresLockTickets(database, tables, sql, waiterLease, {
+      track: (work) => this.track(work),
+      release: (key, owner) => this.store.release(key, owner),
+      clock: (sentAt, databaseMs) => this.clock.sample(sentAt, databaseMs),
+    });
     this.listener = new PostgresLockListener(database, tables, {
       notified: (payload) => this.notified(payload),
-      missed: () => this.kickAll(),
+      missed: () => [...this.queues.keys()].forEach((key) => this.kick(key)),
       wanted: () => this.queues.size > 0,
       track: (work) => this.track(work),
     });
@@ -74,12 +67,13 @@ export class PostgresLockWaiting {
     const { key, owner } = ask;
     // A first wait opens the LISTEN connection meanwhile; a release committed before LISTEN took effect
     // may not be heard, so such a waiter looks again as soon as it listens.
-    const watch = { notified: false };
+    let heard: readonly string[] = [];
     const cold = !this.listener.listening;
     const first = await this.database.bounded('acquire', key, async () => {
-      this.watching(key, watch, true);
+      const watch = this.watches.open(key);
       try {
-        const queueing = this.store.attempt(ask, null, true);
+        const sent = performance.now();
+        const queueing = this.store.attempt(ask, null, true).then((r) => (this.clock.sample(sent, r.nowMs), r));
         // (a cold LISTEN connection opens once the statement is on its way, so as not to hold it up)
         const listening = cold ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.listener.listen()) : this.listener.listen();
         const [queued, listened] = await Promise.allSettled([queueing, listening]);
@@ -87,34 +81,48 @@ export class PostgresLockWaiting {
         if (listened.status === 'rejected') {
           // Cannot wait without LISTEN: give back what the statement got, then fail.
           if (queued.value.token !== null) await this.store.release(key, owner).catch(() => undefined);
-          else if (queued.value.ticket !== null) await this.tickets.dropNow([queued.value.ticket]);
+          else if (queued.value.ticket !== null) await this.tickets.dropNow([{ ticket: queued.value.ticket, key, owner }]);
           throw listened.reason;
         }
         return queued.value;
       } finally {
-        this.watching(key, watch, false);
+        this.watches.close(key, watch);
+        heard = watch.heard;
       }
     });
     if (first.token !== null) return { fencingToken: first.token, fences: ask.fences };
     if (first.ticket === null) return null; // cannot happen: not granted means queued
-    if (request.signal?.aborted || this.database.closed) {
-      await this.tickets.dropNow([first.ticket]);
+    // A release may have granted it the key before this answer arrived.
+    const granted = heard.map(directGrantOf).find((g) => g?.ticket === first.ticket);
+    const start = granted && this.clock.leaseStart(granted.at);
+    if (granted && start !== undefined) {
+      const { fencingToken, leaseMs } = granted;
+      if (!request.signal?.aborted && !this.database.closed) return { fencingToken, fences: ask.fences, queued: true, leaseStartedAt: start, leaseMs };
+      await this.store.release(key, owner).catch(() => undefined);
       return null;
     }
-    return this.wait(request, ask, first.ticket, watch.notified || cold ? 0 : (first.heldMs ?? first.aheadMs ?? 50));
+    if (request.signal?.aborted || this.database.closed) {
+      await this.tickets.dropNow([{ ticket: first.ticket, key, owner }]);
+      return null;
+    }
+    return this.wait(request, ask, first.ticket, cold ? 0 : recheckAfter(heard, first.ticket, first.heldMs ?? first.aheadMs ?? 50, this.waiterLease));
   }
 
   /**
    * The lock `key` changed hands or its line moved; `next` is `<ticket>,<ms>`,
    * the first live ticket in line and what is left of its lease ('' for
-   * everyone). The local head asks again if it is that ticket or before it.
-   * A head further back only makes sure it looks again when that ticket's
-   * lease would lapse, in case its waiter died.
+   * everyone), or `<ticket>,<ms>,<token>,<at>`, a grant a release made to that
+   * ticket (with a lease of `<ms>`): its local waiter starts at once. The local
+   * head asks again if it is that ticket or before it. A head further back
+   * only makes sure it looks again when that ticket's lease would lapse, in
+   * case its waiter died.
    */
   wake(key: string, next: string): void {
     const queue = this.queues.get(key);
     const head = queue?.waiters[0];
     if (!queue || !head) return;
+    const grant = directGrantOf(next);
+    if (grant && this.grant(key, queue, grant)) return;
     const [ticket, ms] = next.split(',');
     if (!ticket || !/^[0-9]+$/.test(ticket) || BigInt(head.ticket) <= BigInt(ticket)) {
       this.kick(key);
@@ -129,32 +137,45 @@ export class PostgresLockWaiting {
    * work in flight, and ends the LISTEN connection (the database is closed already).
    */
   async close(): Promise<void> {
-    const tickets: string[] = [];
+    const entries: Waiter[] = [];
     for (const [key, queue] of this.queues) {
       for (const waiter of queue.waiters.splice(0)) {
-        tickets.push(waiter.ticket);
+        entries.push(waiter);
         waiter.settle(null);
       }
       disarm(queue);
       this.queues.delete(key);
     }
-    this.stopHeartbeat();
+    this.tickets.stopHeartbeat();
     this.listener.stop();
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-    await this.tickets.dropOnClose(tickets);
+    await this.tickets.dropOnClose(entries);
     await this.listener.end();
   }
 
-  /** Notes NOTIFYs for `key` that arrive while a queueing statement is in flight (its waiter is not in the local queue yet). */
-  private watching(key: string, watch: { notified: boolean }, on: boolean): void {
-    let set = this.watches.get(key);
-    if (on) {
-      if (!set) this.watches.set(key, (set = new Set()));
-      set.add(watch);
-    } else if (set) {
-      set.delete(watch);
-      if (set.size === 0) this.watches.delete(key);
-    }
+  /**
+   * A release granted `key` to ticket `grant.ticket`: settles its local waiter
+   * (one that gave up releases it). `false` when no local waiter has that
+   * ticket, or the lease start cannot be told (it then asks).
+   */
+  private grant(key: string, queue: Queue, grant: DirectGrant): boolean {
+    const i = queue.waiters.findIndex((w) => w.ticket === grant.ticket);
+    const start = i < 0 ? undefined : this.clock.leaseStart(grant.at);
+    if (start === undefined) return false;
+    const [waiter] = queue.waiters.splice(i, 1);
+    waiter.granted = true;
+    if (waiter.done || waiter.leaving) this.handOn(waiter);
+    else waiter.settle({ fencingToken: grant.fencingToken, fences: waiter.fences, queued: true, leaseStartedAt: start, leaseMs: grant.leaseMs });
+    if (queue.waiters.length === 0) this.forget(key, queue);
+    // The next one looks again by the time the new holder's lease would end (if it never releases), unless sooner already.
+    else if (i === 0 && (queue.wakeAt === undefined || queue.wakeAt > performance.now() + grant.leaseMs)) this.arm(key, queue, grant.leaseMs);
+    return true;
+  }
+
+  /** A waiter gave up while its turn came: hands the lock on, then its call answers. */
+  private handOn(waiter: Waiter): void {
+    const settle = (): void => waiter.settle(null);
+    void this.track(this.store.release(waiter.key, waiter.owner).then(settle, settle));
   }
 
   /** A NOTIFY `<ticket>,<ms>:<key>` arrived. */
@@ -162,8 +183,9 @@ export class PostgresLockWaiting {
     const colon = payload.indexOf(':');
     if (colon < 0) return;
     const key = payload.slice(colon + 1);
-    for (const watch of this.watches.get(key) ?? []) watch.notified = true;
-    this.wake(key, payload.slice(0, colon));
+    const next = payload.slice(0, colon);
+    this.watches.heard(key, next);
+    this.wake(key, next);
   }
 
   /** Joins the local queue with the ticket just taken; `recheckMs`: when to look again unless woken first. */
@@ -200,7 +222,10 @@ export class PostgresLockWaiting {
       this.queues.set(waiter.key, queue);
     }
     insertByTicket(queue, waiter);
-    this.startHeartbeat();
+    this.tickets.startHeartbeat(
+      () => [...this.queues.values()].flatMap((q) => q.waiters.map((w) => w.ticket)),
+      () => this.listener.check(),
+    );
     if (queue.waiters[0] !== waiter) return; // the head before it keeps its own schedule
     if (recheckMs <= 0) this.kick(waiter.key);
     else if (!queue.busy) this.arm(waiter.key, queue, recheckMs);
@@ -224,7 +249,7 @@ export class PostgresLockWaiting {
       if (queue.waiters.length === 0) this.forget(waiter.key, queue);
       else if (i === 0) this.kick(waiter.key);
     }
-    void this.track(this.tickets.dropNow([waiter.ticket]).then(() => waiter.settle(null)));
+    void this.track(this.tickets.dropNow([waiter]).then(() => waiter.settle(null)));
   }
 
   /** Lets the head of the local queue for `key` try again (once at a time). */
@@ -238,10 +263,6 @@ export class PostgresLockWaiting {
     void this.track(this.retry(key, queue));
   }
 
-  private kickAll(): void {
-    for (const key of this.queues.keys()) this.kick(key);
-  }
-
   private async retry(key: string, queue: Queue): Promise<void> {
     const head = queue.waiters[0];
     if (!head) return;
@@ -252,23 +273,22 @@ export class PostgresLockWaiting {
     const sent = performance.now(); // the lease starts on the server after this
     try {
       const r = await this.database.bounded('acquire', key, () => this.store.attempt(head, head.ticket));
+      this.clock.sample(sent, r.nowMs);
       const leaseStartedAt = r.token === null ? (queue.failedAt ?? sent) : sent;
       queue.failures = 0;
       queue.failedAt = undefined;
       const token = r.token ?? r.mine;
-      if (token !== null) {
+      if (head.granted) {
+        // A release granted it the key meanwhile, and its NOTIFY settled it.
+      } else if (token !== null) {
         const i = queue.waiters.indexOf(head);
         if (i >= 0) queue.waiters.splice(i, 1);
         if (head.done || head.leaving) {
-          // It gave up while its turn came: hand the lock on, then its call answers.
-          void this.track(
-            this.store.release(key, head.owner).then(
-              () => head.settle(null),
-              () => head.settle(null),
-            ),
-          );
+          this.handOn(head);
         } else {
-          head.settle({ fencingToken: token, fences: head.fences, queued: true, leaseStartedAt });
+          // (`mine`: granted by a release or by an attempt whose answer was lost; its lease ends no sooner than `mineMs` after `sent`)
+          const mine = r.token === null && r.mineMs !== null ? { leaseStartedAt: sent, leaseMs: Math.max(0, r.mineMs) } : { leaseStartedAt };
+          head.settle({ fencingToken: token, fences: head.fences, queued: true, ...mine });
         }
         // The next one looks again when the new holder's lease would end (if it never releases); at once
         // after a shared or semaphore grant, which it may join.
@@ -287,7 +307,7 @@ export class PostgresLockWaiting {
         queue.failedAt = undefined;
         const failed = queue.waiters.splice(0);
         for (const waiter of failed) waiter.settle(err as Error);
-        this.tickets.drop(failed.map((w) => w.ticket));
+        this.tickets.drop(failed);
       }
     } finally {
       queue.busy = false;
@@ -295,7 +315,7 @@ export class PostgresLockWaiting {
     if (head.leaving && queue.waiters[0] === head) {
       // It gave up while its statement was in flight, which did not grant it the key.
       queue.waiters.shift();
-      void this.track(this.tickets.dropNow([head.ticket]).then(() => head.settle(null)));
+      void this.track(this.tickets.dropNow([head]).then(() => head.settle(null)));
       queue.again = true;
     }
     if (queue.waiters.length === 0) {
@@ -317,22 +337,7 @@ export class PostgresLockWaiting {
   private forget(key: string, queue: Queue): void {
     disarm(queue);
     if (this.queues.get(key) === queue && queue.waiters.length === 0 && !queue.busy) this.queues.delete(key);
-    if (this.queues.size === 0) this.stopHeartbeat();
-  }
-
-  /** While waiters exist: renew their queue entries, and check that the listen connection is alive. */
-  private startHeartbeat(): void {
-    if (this.heartbeat !== undefined) return;
-    this.heartbeat = setInterval(() => {
-      this.tickets.renew([...this.queues.values()].flatMap((q) => q.waiters.map((w) => w.ticket)));
-      this.listener.check();
-    }, this.waiterLease / 3);
-    this.heartbeat.unref?.();
-  }
-
-  private stopHeartbeat(): void {
-    if (this.heartbeat !== undefined) clearInterval(this.heartbeat);
-    this.heartbeat = undefined;
+    if (this.queues.size === 0) this.tickets.stopHeartbeat();
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {

@@ -8,7 +8,8 @@ import { PostgresLockDatabase } from './postgres-lock-database.js';
 import type { PostgresLockProviderOptions } from './postgres-lock-options.interface.js';
 import type { QueryResultRow } from 'pg';
 import type { PostgresLockAsk } from './postgres-lock-wait-queue.js';
-import { PostgresLockWaiting, type PostgresLockAttempt } from './postgres-lock-waiting.js';
+import { PostgresLockWaiting } from './postgres-lock-waiting.js';
+import type { PostgresLockAttempt } from './postgres-lock-attempt.js';
 import type { LockExtension } from '../../contract/lock-provider.js';
 import { DEFAULT_POSTGRES_LOCK_TABLE, pingSql, postgresLockTables, schemaSql, type PostgresLockTables } from './postgres-lock-schema.sql.js';
 import { postgresLockStatements, type PostgresLockStatements } from './postgres-lock.sql.js';
@@ -142,7 +143,10 @@ export class PostgresLockProvider extends LockProvider {
     const limit = shared || request.limit === undefined ? 1 : Math.max(1, Math.floor(request.limit));
     const plain = !shared && limit === 1;
     const fences = plain && request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
-    const ask: PostgresLockAsk = { key, owner, ttl, fences, shared, limit };
+    // A release may grant a plain waiter directly: with a lease of at most the waiter lease (a waiter whose process died
+    // holds the line no longer) when the engine renews it to the ttl; else only when the whole ttl is that short.
+    const direct = !plain ? null : request.renews === true ? Math.min(ttl, this.waiterLease) : ttl <= this.waiterLease ? ttl : null;
+    const ask: PostgresLockAsk = { key, owner, ttl, fences, shared, limit, direct };
     const wait = request.wait && !request.signal?.aborted && request.waitTimeout !== 0;
     if (!wait) {
       const once = await this.database.bounded('acquire', key, () => this.attempt(ask, null));
@@ -286,13 +290,13 @@ export class PostgresLockProvider extends LockProvider {
     const rows =
       shared || limit > 1
         ? await this.database.query(this.sql.acquirePermit, [key, owner, ttl, ticket, lease, shared ? 'shared' : 'exclusive', limit, this.tables.raw])
-        : await this.database.query(this.sql.acquire, [key, owner, ttl, ticket, lease, fences]);
+        : await this.database.query(this.sql.acquire, [key, owner, ttl, ticket, lease, fences, lease === null ? null : ask.direct]);
     const row = rows[0] ?? {};
     const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
     if (row.conflict !== null && row.conflict !== undefined) throw new LockOptionsError(limitMismatchMessage(key, Number(row.conflict), limit));
     const answer = { token: num(row.token), ticket: (row.ticket as string | null) ?? null, mine: ticket === null ? null : num(row.mine) };
     if ((shared || limit > 1) && (answer.token !== null || answer.mine !== null)) this.permitOwners.add(`${owner} ${key}`);
-    return { ...answer, heldMs: num(row.held_ms), aheadMs: num(row.ahead_ms) };
+    return { ...answer, heldMs: num(row.held_ms), aheadMs: num(row.ahead_ms), mineMs: num(row.mine_ms), nowMs: num(row.now_ms) };
   }
 
   /**

@@ -3,27 +3,8 @@
  * `postgres-lock-schema.sql.ts`).
  */
 import type { PostgresLockTables } from './postgres-lock-schema.sql.js';
-
-/** `$n` ms as an interval. */
-const MS = `* interval '1 millisecond'`;
-
-/*
- * A lock row holds either one plain holder (exclusive, limit 1) in `owner`,
- * `expires_at` and `acquired_at`, or several holders (shared, or a semaphore's
- * permits) in `holders`: a JSON array of {o: owner, t: fencing token, e: lease
- * end, s: grant time (epoch ms, database clock), m: mode}, with the semaphore's
- * limit in `permits` and `expires_at` at or after every entry's lease end (for
- * prune). Every grant is decided on the row itself, under its row lock, so two
- * statements never both take the last permit.
- */
-const NOW_MS = `(extract(epoch FROM clock_timestamp()) * 1000)::float8`;
-const NOW_US = `(extract(epoch FROM clock_timestamp()) * 1000000)::bigint`;
-/** The live entries `h` of lock row `l` (a `FROM ... WHERE` fragment). */
-const LIVE = `jsonb_array_elements(coalesce(l.holders, '[]'::jsonb)) h WHERE (h->>'e')::float8 > ${NOW_MS}`;
-/** Lock row `l` has a live plain holder. */
-const PLAIN_HELD = `l.owner IS NOT NULL AND l.expires_at > clock_timestamp()`;
-/** A NOTIFY payload's `<ticket>,<ms>` of waiter row `w`. */
-const NEXT = `w.ticket::text || ',' || ceil(extract(epoch FROM w.expires_at - clock_timestamp()) * 1000)::bigint`;
+import { ENTRY_OF, LIVE, MS, NEXT, NOW_MS, NOW_US, PLAIN_HELD } from './postgres-lock-fragments.sql.js';
+import { releasePermitSql, releaseSql } from './postgres-lock-release.sql.js';
 
 /** The live waiters ahead (all, or those before ticket $4), and the greatest other limit than `limit` an exclusive one asked. */
 const ahead = (n: PostgresLockTables, limit: string): string => `ahead AS (
@@ -35,29 +16,31 @@ const ahead = (n: PostgresLockTables, limit: string): string => `ahead AS (
  * The CTEs after a grant. `clash`, for a first exclusive attempt not granted:
  * the other limit than `limit` the key is held or awaited with. A granted
  * waiter leaves the queue; a first attempt not granted takes a ticket (unless
- * it clashes); stale entries go.
+ * it clashes), with `direct`: the lease (ms) and fencing tokens a release
+ * grants it directly (NULL: it asks itself); stale entries go.
  */
-const afterGrant = (n: PostgresLockTables, mode: string, limit: string): string => `clash AS (
+const afterGrant = (n: PostgresLockTables, mode: string, limit: string, direct = 'NULL::float8, NULL::int'): string => `clash AS (
   SELECT coalesce(ahead.other, nullif((SELECT CASE WHEN ${PLAIN_HELD} THEN 1 WHEN EXISTS (SELECT 1 FROM ${LIVE} AND h->>'m' = 'exclusive') THEN l.permits END
     FROM ${n.locks} l WHERE l.name = $1), ${limit})) AS recorded
   FROM ahead WHERE $4::bigint IS NULL AND ${mode} = 'exclusive' AND NOT EXISTS (SELECT 1 FROM granted)
 ), dequeued AS (
   DELETE FROM ${n.waiters} w WHERE $4::bigint IS NOT NULL AND w.ticket = $4::bigint AND EXISTS (SELECT 1 FROM granted)
 ), enqueued AS (
-  INSERT INTO ${n.waiters} (name, owner, expires_at, mode, permits)
-  SELECT $1, $2, clock_timestamp() + $5::float8 ${MS}, ${mode}, ${limit}
+  INSERT INTO ${n.waiters} (name, owner, expires_at, mode, permits, grant_ms, fences)
+  SELECT $1, $2, clock_timestamp() + $5::float8 ${MS}, ${mode}, ${limit}, ${direct}
   WHERE $5::float8 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM granted) AND NOT EXISTS (SELECT 1 FROM clash WHERE recorded IS NOT NULL)
   RETURNING ticket
 ), pruned AS (
   DELETE FROM ${n.waiters} w WHERE $5::float8 IS NOT NULL AND w.name = $1 AND w.expires_at < clock_timestamp() - interval '1 minute'
 )`;
 
-/** The answer of both acquire statements; `token` from `granted`, `mine` from lock row `l`. */
+/** The answer of both acquire statements; `token` from `granted`, `mine` from lock row `l`; `now_ms`: the database clock (epoch ms). */
 const answer = (n: PostgresLockTables, token: string, mine: string): string => `SELECT (SELECT ${token} FROM granted)::float8 AS token,
   (SELECT ticket::text FROM enqueued) AS ticket, (SELECT ${mine} FROM ${n.locks} l WHERE l.name = $1)::float8 AS mine,
   (SELECT CASE WHEN ${PLAIN_HELD} THEN extract(epoch FROM l.expires_at - clock_timestamp()) * 1000
      ELSE (SELECT min((h->>'e')::float8) FROM ${LIVE}) - ${NOW_MS} END FROM ${n.locks} l WHERE l.name = $1)::float8 AS held_ms,
-  (SELECT extract(epoch FROM ahead.soonest - clock_timestamp()) * 1000 FROM ahead)::float8 AS ahead_ms, (SELECT recorded FROM clash) AS conflict`;
+  (SELECT extract(epoch FROM ahead.soonest - clock_timestamp()) * 1000 FROM ahead)::float8 AS ahead_ms, (SELECT recorded FROM clash) AS conflict,
+  ${NOW_MS} AS now_ms`;
 
 /**
  * Acquire a plain lock (exclusive, limit 1), in one statement: insert the row,
@@ -74,7 +57,8 @@ const answer = (n: PostgresLockTables, token: string, mine: string): string => `
  * The grant's time goes to `acquired_at` (what inspection calls "held since").
  * Parameters: $1 name, $2 owner, $3 ttl ms, $4 the waiter's ticket (or NULL),
  * $5 the lease of a new queue entry (NULL: take no ticket), $6 fencing tokens
- * to reserve. A first attempt that will wait takes its ticket in the same
+ * to reserve, $7 the lease a release that grants the new queue entry directly
+ * gives it (NULL: its waiter asks again when notified). A first attempt that will wait takes its ticket in the same
  * statement when not granted; a new ticket is greater than every one the
  * statement sees, so it queues behind all of them. Every time is the
  * database's clock. A grant draws a block of $6 tokens and answers the first.
@@ -92,8 +76,9 @@ export const acquireSql = (n: PostgresLockTables): string => `WITH ${ahead(n, '1
       holders = NULL, permits = NULL
     WHERE (l.owner IS NULL OR l.expires_at <= clock_timestamp()) AND (l.holders IS NULL OR NOT EXISTS (SELECT 1 FROM ${LIVE}))
   RETURNING l.fencing_token
-), ${afterGrant(n, `'exclusive'`, '1')}
-${answer(n, 'fencing_token - $6::bigint + 1', `CASE WHEN l.owner = $2 AND l.expires_at > clock_timestamp() THEN l.fencing_token - $6::bigint + 1 END`)}`;
+), ${afterGrant(n, `'exclusive'`, '1', '$7::float8, $6::int')}
+${answer(n, 'fencing_token - $6::bigint + 1', `CASE WHEN l.owner = $2 AND l.expires_at > clock_timestamp() THEN l.fencing_token - $6::bigint + 1 END`)},
+  (SELECT extract(epoch FROM l.expires_at - clock_timestamp()) * 1000 FROM ${n.locks} l WHERE l.name = $1 AND l.owner = $2)::float8 AS mine_ms`;
 
 /**
  * Acquire as one of several holders: shared ($6 `'shared'`) or one of $7
@@ -141,9 +126,6 @@ export const extendSql = (n: PostgresLockTables): string => `WITH old AS (
 )
 SELECT CASE WHEN u.shorter THEN pg_notify($4, ':' || $1) END IS NULL AS ok FROM u`;
 
-/** Lock row `l` of name $1 has an entry (live or not) of owner $2 in `holders`. */
-const ENTRY_OF = `l.name = $1 AND l.holders @> jsonb_build_array(jsonb_build_object('o', $2::text))`;
-
 /**
  * {@link extendSql} for the owner's entry in `holders` (a shared hold or a
  * permit); the row's `expires_at` stays at or after every entry's end.
@@ -158,48 +140,20 @@ export const extendPermitSql = (n: PostgresLockTables): string => `WITH old AS (
 )
 SELECT CASE WHEN u.shorter THEN pg_notify($4, ':' || $1) END IS NULL AS ok FROM u`;
 
-/** The first live waiter of name $1, as a NOTIFY payload's `<ticket>,<ms>`. */
-const nextOf = (n: PostgresLockTables): string =>
-  `nxt AS (SELECT ${NEXT} AS next FROM ${n.waiters} w WHERE w.name = $1 AND w.expires_at > clock_timestamp() ORDER BY w.ticket LIMIT 1)`;
-
-/**
- * Release ($1 name, $2 owner, $3 channel) a plain lock: the row stays with
- * owner NULL (it carries the name's fencing counter; see {@link pruneSql}).
- * NOTIFY goes out in the same statement, so waiters in every process wake
- * when it commits. Payloads are `<ticket>,<ms>:<name>`: the first live ticket
- * in line and the ms left of its queue entry's lease (also answered as
- * `next`); an empty `<ticket>,<ms>` wakes every process. `live`: the lease
- * had not ended.
- * @internal
- */
-export const releaseSql = (n: PostgresLockTables): string => `WITH r AS (
-  UPDATE ${n.locks} SET owner = NULL WHERE name = $1 AND owner = $2 RETURNING name, expires_at > clock_timestamp() AS live
-), ${nextOf(n)}
-SELECT r.live, nxt.next, pg_notify($3, coalesce(nxt.next, '') || ':' || r.name) IS NULL AS notified FROM r LEFT JOIN nxt ON true`;
-
-/**
- * {@link releaseSql} for the owner's entry in `holders`: removes it (and the
- * dead ones). `live` is read from the statement's snapshot: only the owner
- * changes its entry's lease.
- * @internal
- */
-export const releasePermitSql = (n: PostgresLockTables): string => `WITH r AS (
-  UPDATE ${n.locks} l SET holders = coalesce((SELECT jsonb_agg(h) FROM ${LIVE} AND h->>'o' <> $2), '[]'::jsonb)
-  WHERE ${ENTRY_OF} RETURNING l.name, EXISTS (SELECT 1 FROM ${n.locks} l, ${LIVE} AND l.name = $1 AND h->>'o' = $2) AS live
-), ${nextOf(n)}
-SELECT r.live, nxt.next, pg_notify($3, coalesce(nxt.next, '') || ':' || r.name) IS NULL AS notified FROM r LEFT JOIN nxt ON true`;
-
 /**
  * Removes queue entries ($1 tickets, $2 channel) of waiters that left, and
  * notifies the next in line of each name (it may be in another process).
+ * Answers `gone`, the tickets it removed: one it did not find was granted by
+ * a release meanwhile (or had lapsed long ago), and its waiter releases.
  * @internal
  */
-export const dequeueSql = (n: PostgresLockTables): string => `WITH d AS (DELETE FROM ${n.waiters} WHERE ticket = ANY($1::bigint[]) RETURNING name)
-SELECT pg_notify($2, coalesce((
+export const dequeueSql = (n: PostgresLockTables): string => `WITH d AS (DELETE FROM ${n.waiters} WHERE ticket = ANY($1::bigint[]) RETURNING name, ticket),
+x AS (SELECT pg_notify($2, coalesce((
   SELECT ${NEXT} FROM ${n.waiters} w
   WHERE w.name = x.name AND w.expires_at > clock_timestamp() AND w.ticket <> ALL($1::bigint[]) ORDER BY w.ticket LIMIT 1
-), '') || ':' || x.name) IS NULL
-FROM (SELECT DISTINCT name FROM d) x`;
+), '') || ':' || x.name) IS NULL AS notified
+FROM (SELECT DISTINCT name FROM d) x)
+SELECT (SELECT array_agg(ticket::text) FROM d) AS gone, (SELECT count(*) FROM x)::int AS names`;
 
 /**
  * One page of the held locks under a prefix ($1), after the cursor ($2), at
@@ -254,11 +208,12 @@ export const holderSql = (n: PostgresLockTables): string => `SELECT x.owner, x.m
 ) x WHERE l.name = $1 ORDER BY x.ms DESC LIMIT 1`;
 
 /**
- * Renews the queue entries $1 (tickets) for $2 ms: a waiting process is alive.
+ * Renews the queue entries $1 (tickets) for $2 ms: a waiting process is
+ * alive. Answers `now_ms`, the database clock (epoch ms).
  * @internal
  */
 export const heartbeatSql = (n: PostgresLockTables): string =>
-  `UPDATE ${n.waiters} SET expires_at = clock_timestamp() + $2::float8 ${MS} WHERE ticket = ANY($1::bigint[])`;
+  `WITH u AS (UPDATE ${n.waiters} SET expires_at = clock_timestamp() + $2::float8 ${MS} WHERE ticket = ANY($1::bigint[])) SELECT ${NOW_MS} AS now_ms`;
 
 /**
  * The lock statements of one table, by operation (the names of their prepared statements).

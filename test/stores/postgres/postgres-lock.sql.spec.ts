@@ -56,12 +56,12 @@ test('the DDL creates both tables and the index, quoted, and runs again without 
 });
 
 test('every lock statement runs on the quoted table and answers the columns the provider reads', async () => {
-  const granted = await run(statements.acquire, ['k', 'o1', 10_000, null, null, 1]);
+  const granted = await run(statements.acquire, ['k', 'o1', 10_000, null, null, 1, null]);
   expect(granted).toHaveLength(1);
   expect(granted[0]).toMatchObject({ ticket: null, mine: null, held_ms: null });
   expect(typeof granted[0].token).toBe('number');
 
-  const queued = await run(statements.acquire, ['k', 'o2', 10_000, null, 5_000, 1]);
+  const queued = await run(statements.acquire, ['k', 'o2', 10_000, null, 5_000, 1, null]);
   expect(queued[0].token).toBeNull();
   expect(queued[0].ticket).toMatch(/^[0-9]+$/);
   expect(queued[0].held_ms).toBeGreaterThan(0);
@@ -90,16 +90,51 @@ test('every lock statement runs on the quoted table and answers the columns the 
   }
 
   // The queued waiter is granted with its ticket, and leaves the queue in the same statement.
-  const turn = await run(statements.acquire, ['k', 'o2', 10_000, ticket, null, 2]);
+  const turn = await run(statements.acquire, ['k', 'o2', 10_000, ticket, null, 2, null]);
   expect(turn[0].token).toBe(Number(granted[0].token) + 1);
   // A retry of that statement (as after an error whose first attempt had committed) finds the lock its own.
-  const retried = await run(statements.acquire, ['k', 'o2', 10_000, ticket, null, 2]);
+  const retried = await run(statements.acquire, ['k', 'o2', 10_000, ticket, null, 2, null]);
   expect(retried[0]).toMatchObject({ token: null, mine: turn[0].token });
-  // A waiter that leaves: its entry goes, and the next of its name is notified (one row a name).
-  const other = await run(statements.acquire, ['k', 'o3', 10_000, null, 5_000, 1]);
-  expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toHaveLength(1);
-  expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toEqual([]);
+  // A waiter that leaves: its entry goes (answered in `gone`), and the next of its name is notified.
+  const other = await run(statements.acquire, ['k', 'o3', 10_000, null, 5_000, 1, null]);
+  expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toEqual([{ gone: [other[0].ticket], names: 1 }]);
+  expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toEqual([{ gone: null, names: 0 }]);
   expect(await run(statements.prune, [60_000, 10])).toEqual([{ n: 0 }]);
+});
+
+test('a release grants the key to the first live waiter in line that gave its lease and fences: owner, lease, tokens, entry gone', async () => {
+  const first = await run(statements.acquire, ['d', 'h', 10_000, null, null, 4, null]);
+  const base = Number(first[0].token);
+  // A waiter whose process died (its queue entry lapsed) is skipped; the next one is granted.
+  const dead = await run(statements.acquire, ['d', 'dead', 10_000, null, 5_000, 2, 3_000]);
+  await sql(`UPDATE ${tables.waiters} SET expires_at = clock_timestamp() - interval '1 second' WHERE ticket = $1`, [dead[0].ticket]);
+  const next = await run(statements.acquire, ['d', 'next', 10_000, null, 5_000, 2, 3_000]);
+  const last = await run(statements.acquire, ['d', 'last', 10_000, null, 5_000, 2, 3_000]);
+  const released = await run(statements.release, ['d', 'h', tables.raw]);
+  const [ticket, ms, token, at] = String(released[0].next).split(',');
+  expect({ live: released[0].live, ticket, ms, token: Number(token) }).toEqual({ live: true, ticket: next[0].ticket, ms: '3000', token: base + 4 });
+  expect(Number(at)).toBeGreaterThan(Number(next[0].now_ms));
+  const [row] = await sql<{ owner: string; left: number }>(
+    `SELECT owner, extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS left FROM ${tables.locks} WHERE name = 'd'`,
+  );
+  expect(row.owner).toBe('next');
+  expect(Number(row.left)).toBeGreaterThan(2_000);
+  expect(Number(row.left)).toBeLessThanOrEqual(3_000);
+  // Its entry went with the grant (a dequeue no longer finds it); its retry finds the key its own.
+  expect((await run(statements.dequeue, [[next[0].ticket], tables.raw]))[0].gone).toBeNull();
+  const retried = await run(statements.acquire, ['d', 'next', 10_000, next[0].ticket, null, 2, null]);
+  expect(retried[0]).toMatchObject({ token: null, mine: base + 4 });
+  expect(retried[0].mine_ms).toBeGreaterThan(2_000);
+  // Not the holder: no grant, nothing changes.
+  expect(await run(statements.release, ['d', 'last', tables.raw])).toEqual([]);
+  // Its release grants the next with the next block of tokens.
+  expect(String((await run(statements.release, ['d', 'next', tables.raw]))[0].next)).toMatch(new RegExp(`^${last[0].ticket},3000,${base + 6},`));
+  // A waiter that asks itself (an older instance's entry, or a shared or semaphore waiter) is notified, not granted.
+  const old = await run(statements.acquire, ['d', 'old', 10_000, null, 5_000, 1, null]);
+  const freed = await run(statements.release, ['d', 'last', tables.raw]);
+  expect(freed[0].next).toMatch(new RegExp(`^${old[0].ticket},[0-9]+$`));
+  expect((await sql<{ owner: string | null }>(`SELECT owner FROM ${tables.locks} WHERE name = 'd'`))[0].owner).toBeNull();
+  await run(statements.dequeue, [[old[0].ticket, dead[0].ticket], tables.raw]);
 });
 
 test('the statements of several holders run on the quoted table: shared holds and permits, extend, release, inspect, holder', async () => {
@@ -110,7 +145,7 @@ test('the statements of several holders run on the quoted table: shared holds an
   const second = await run(statements.acquirePermit, ['rw', 'r2', 10_000, null, null, 'shared', 1, channel]);
   expect(second[0].token).toBe(Number(reader[0].token) + 1);
   // A plain lock is the writer: it queues behind the readers.
-  const writer = await run(statements.acquire, ['rw', 'w', 10_000, null, 5_000, 1]);
+  const writer = await run(statements.acquire, ['rw', 'w', 10_000, null, 5_000, 1, null]);
   expect(writer[0]).toMatchObject({ token: null, conflict: null, ticket: expect.stringMatching(/^[0-9]+$/) });
   expect(writer[0].held_ms).toBeGreaterThan(0);
   // A semaphore of another limit on the name clashes with the queued writer's limit 1.
@@ -132,7 +167,7 @@ test('the statements of several holders run on the quoted table: shared holds an
   ]);
   expect(await run(statements.releasePermit, ['rw', 'r1', channel])).toEqual([]);
   expect(await run(statements.releasePermit, ['rw', 'r2', channel])).toHaveLength(1);
-  const turn = await run(statements.acquire, ['rw', 'w', 10_000, writer[0].ticket, null, 1]);
+  const turn = await run(statements.acquire, ['rw', 'w', 10_000, writer[0].ticket, null, 1, null]);
   expect(turn[0].token).toBe(Number(second[0].token) + 1);
   // Permits: two of limit 2, then full.
   for (const owner of ['p1', 'p2'])
@@ -149,8 +184,8 @@ test('the statements of several holders run on the quoted table: shared holds an
 });
 
 test('extendMany extends, in one statement, each lock whose owner holds it, and answers the places of those it extended', async () => {
-  await run(statements.acquire, ['m1', 'o1', 10_000, null, null, 1]);
-  await run(statements.acquire, ['m2', 'o2', 10_000, null, null, 1]);
+  await run(statements.acquire, ['m1', 'o1', 10_000, null, null, 1, null]);
+  await run(statements.acquire, ['m2', 'o2', 10_000, null, null, 1, null]);
   const rows = await run(statements.extendMany, [['m1', 'm2', 'm3', 'm2'], ['o1', 'o1', 'o1', 'o2'], [20_000, 20_000, 20_000, 20_000], tables.raw]);
   expect(rows.map((r) => r.i).sort()).toEqual([1, 4]);
   const left = await run(statements.holder, ['m1']);

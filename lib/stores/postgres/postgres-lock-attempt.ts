@@ -1,0 +1,23 @@
+import type { PostgresLockAsk } from './postgres-lock-wait-queue.js';
+
+/** The answer of one acquire statement. @internal */
+export interface PostgresLockAttempt {
+  readonly token: number | null;
+  /** The ticket taken when a first attempt that will wait was not granted. */
+  readonly ticket: string | null;
+  /** The token when this owner already holds the lock (a queued waiter's retry whose first try had committed). */
+  readonly mine: number | null;
+  readonly heldMs: number | null;
+  readonly aheadMs: number | null;
+  /** With `mine`: what was left of that lease, in ms. */
+  readonly mineMs: number | null;
+  /** The database clock when the statement ran (epoch ms). */
+  readonly nowMs: number | null;
+}
+
+/** What waiting asks of the store. @internal */
+export interface PostgresLockWaitingStore {
+  /** One acquire statement (not bounded): with `ticket` for a queued waiter; with `enqueue`, taking a ticket if not granted. */
+  attempt(ask: PostgresLockAsk, ticket: string | null, enqueue?: boolean): Promise<PostgresLockAttempt>;
+  release(key: string, owner: string): Promise<boolean>;
+}
