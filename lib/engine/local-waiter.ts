@@ -78,7 +78,7 @@ export function waitLocally(queue: LocalQueue, req: LockRequest, seq: number): P
   });
 }
 
-/** The store request of a semaphore or a shared lock: `limit` only above 1, `mode` only when shared, never `fences`. @internal */
+/** The store request of a semaphore or a shared lock: `limit` only above 1, `mode` only when shared, never `fences`; `renews` as for a plain lock. @internal */
 export function primitiveRequest({ key, wait, options: o }: LockRequest, owner: string): LockAcquireRequest {
   const request: { -readonly [K in keyof LockAcquireRequest]: LockAcquireRequest[K] } = {
     key,
@@ -87,6 +87,7 @@ export function primitiveRequest({ key, wait, options: o }: LockRequest, owner: 
     wait,
     waitTimeout: o.waitTimeout,
     signal: o.signal,
+    renews: o.renew,
   };
   if (o.limit !== undefined) request.limit = o.limit;
   if (o.mode !== undefined) request.mode = o.mode;

@@ -11,6 +11,8 @@ export interface Waiter {
   readonly key: string;
   readonly owner: string;
   readonly ttl: number;
+  /** The engine renews its lease ({@link LockAcquireRequest.renews}): a hand-off's short lease is enough. */
+  readonly renews: boolean;
   /** Fencing tokens its grant reserves. */
   readonly fences: number;
   /** A shared or semaphore waiter's kind (`'s'`, `'x<L>'`), see {@link groupKind}; `undefined` for a plain lock. */
@@ -191,7 +193,19 @@ export class RedisWaiters {
   private wait(request: LockAcquireRequest, ttl: number, fences: number): Promise<LockGrant | null> {
     return new Promise<LockGrant | null>((resolve, reject) => {
       const kind = groupKind(request);
-      const waiter: Waiter = { key: request.key, owner: request.owner, ttl, fences, kind, resolve, reject, settled: false, again: false, first: true };
+      const waiter: Waiter = {
+        key: request.key,
+        owner: request.owner,
+        ttl,
+        renews: request.renews === true,
+        fences,
+        kind,
+        resolve,
+        reject,
+        settled: false,
+        again: false,
+        first: true,
+      };
       this.waiters.set(waiter.owner, waiter);
       if (request.waitTimeout !== undefined) {
         waiter.deadline = setTimeout(() => this.giveUp(waiter), request.waitTimeout);
@@ -261,10 +275,16 @@ export class RedisWaiters {
    * A hand-off notice: the release script already set the key to this
    * waiter's token (with a lease of `min(ttl, waiterLease)`) and drew its
    * fencing token, so the waiter starts at once. The engine renews that short
-   * lease to the full `ttl` well before it ends.
+   * lease to the full `ttl` well before it ends. A waiter whose lease the
+   * engine does not renew (`renew: false`) and whose `ttl` is longer confirms
+   * the hand-off first: the re-check restarts its lease at the full `ttl`.
    */
   private granted(waiter: Waiter, fencingToken: number): void {
     if (waiter.settled || waiter.safeStart === undefined) return;
+    if (!waiter.renews && waiter.ttl > this.waiterLease) {
+      this.check(waiter);
+      return;
+    }
     this.settle(waiter);
     this.protocol.granted(waiter, true);
     waiter.resolve({
