@@ -1,7 +1,7 @@
 /** A plain lock's release grants the key to the first live waiter in line, whose process starts without another statement. */
 import type { QueryResultRow } from 'pg';
 import { PostgresLockProvider } from '../../../lib/stores/postgres/index.js';
-import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from '../../support/pg-test-env.js';
+import { sql, twoProcesses, uniqueTable } from '../../support/pg-test-env.js';
 import { sleep } from '../../support/sleep.js';
 
 const table = uniqueTable('direct');
@@ -19,14 +19,7 @@ function countStatements(provider: PostgresLockProvider): string[] {
 }
 
 describe('PostgresLockProvider: direct grant by release', () => {
-  // Two providers stand for two processes: each has its own pool, LISTEN connection and local queue.
-  const a = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table });
-  const b = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table });
-  afterAll(async () => {
-    await a.close();
-    await b.close();
-    await dropLockTables(table);
-  });
+  const { a, b } = twoProcesses(table);
 
   test('the waiter of another process is granted by the release itself: no statement of its own, the next tokens, a lease of at most the waiter lease', async () => {
     const held = await a.acquire({ key: 'd1', owner: 'h', ttl: 30_000, wait: false, fences: 16 });

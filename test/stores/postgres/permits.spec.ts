@@ -10,21 +10,14 @@ import { spawn } from 'node:child_process';
 import { LockStoreError } from '../../../lib/index.js';
 import { PostgresLockProvider } from '../../../lib/stores/postgres/index.js';
 import { compiledScript } from '../../support/paths.js';
-import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from '../../support/pg-test-env.js';
+import { dropLockTables, POSTGRES_URL, sql, twoProcesses, uniqueTable } from '../../support/pg-test-env.js';
 import { sleep } from '../../support/sleep.js';
 
 const table = uniqueTable('permits');
 
 describe('PostgresLockProvider semaphores and shared locks', () => {
-  // Two providers stand for two processes: each has its own pool, LISTEN connection and local queue. Their queue
-  // entries' leases (2 × commandTimeout) outlast the waits, so that only a release (or a holder's lease end) wakes a waiter.
-  const options = { connection: POSTGRES_URL, tableName: table, commandTimeout: 15_000 };
-  const a = new PostgresLockProvider(options);
-  const b = new PostgresLockProvider(options);
-  afterAll(async () => {
-    await Promise.all([a.close(), b.close()]);
-    await dropLockTables(table);
-  });
+  // Their queue entries' leases (2 × commandTimeout) outlast the waits, so that only a release (or a holder's lease end) wakes a waiter.
+  const { a, b } = twoProcesses(table, { commandTimeout: 15_000 });
 
   test('a semaphore holder killed with SIGKILL gives its permit back after its lease, and not before; the other holder keeps its own', async () => {
     const ttl = 3_000;

@@ -1,20 +1,13 @@
 /** PostgreSQL-specific waiting behaviour, beyond the shared conformance suite. */
 import { LockManager } from '../../../lib/index.js';
 import { PostgresLockProvider } from '../../../lib/stores/postgres/index.js';
-import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from '../../support/pg-test-env.js';
+import { POSTGRES_URL, sql, twoProcesses, uniqueTable } from '../../support/pg-test-env.js';
 import { sleep } from '../../support/sleep.js';
 
 const table = uniqueTable('wait');
 
 describe('PostgresLockProvider waiting', () => {
-  // Two providers stand for two processes: each has its own pool, LISTEN connection and local queue.
-  const a = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table });
-  const b = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table });
-  afterAll(async () => {
-    await a.close();
-    await b.close();
-    await dropLockTables(table);
-  });
+  const { a, b } = twoProcesses(table);
 
   test('a lease shortened by extend (holdAtLeast) wakes waiters at its new end, not the old one', async () => {
     expect(await a.acquire({ key: 'short', owner: 'h', ttl: 30_000, wait: false })).not.toBeNull();
