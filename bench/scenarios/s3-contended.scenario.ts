@@ -141,7 +141,7 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
           `hand-off floor: a PUBLISH sent by a process that has just had a Redis reply reaches an idle subscriber process ${Math.round(floorUs)} µs later ` +
             `(median of this run; mostly the wake-up of idle processes). A lock whose hand-offs between processes go through Redis pays at least that per hand-off: ` +
             `with turns of ${turn} sections per process (strict FIFO, ${turn} callers each) it cannot pass ${floorBound(perSecond, floorUs, turn).toFixed(2)}× the ceiling, ` +
-            `with turns of ${longest} (the most that keeps every wait within 1.5× strict FIFO) ${floorBound(perSecond, floorUs, longest).toFixed(2)}×, ` +
+            `with turns of ${longest} (the most that keeps every wait within 1.5× strict FIFO, and what this library's turns come to here) ${floorBound(perSecond, floorUs, longest).toFixed(2)}×, ` +
             'even if its own work cost nothing; hand-overs between callers of one process cost no round trip',
         );
       }

@@ -54,7 +54,7 @@ export interface CohortHost<W extends CohortWaiter, H extends CohortHolder> {
 /**
  * The callers of one process for one lock key in a shared store (lock
  * cohorting): at most one of them queues at the store, the others wait here
- * and are handed the lock on release, one batch per store grant. See
+ * and are handed the lock on release, one bounded turn per store grant. See
  * docs/engine.md, "Local hand-off". @internal
  */
 export class LockCohort<W extends CohortWaiter, H extends CohortHolder> {
@@ -64,6 +64,8 @@ export class LockCohort<W extends CohortWaiter, H extends CohortHolder> {
   private lastFence = -1;
   /** Waiters with a smaller `seq` came before the grant: they may be handed the lock. */
   private batchEnd = 0;
+  /** Hand-offs this turn may still make to waiters that came after the grant (see {@link hold}). */
+  private extra = 0;
   /** The callers waiting here, and those at the store. */
   readonly line = new CohortLine<W>();
 
@@ -89,8 +91,11 @@ export class LockCohort<W extends CohortWaiter, H extends CohortHolder> {
 
   /**
    * `lock` holds the store's grant now. A grant from the store reserves
-   * `fences` tokens from `fencingToken` on and opens a batch of the waiters
-   * that arrived before `arrivals`; a local hand-off keeps the batch.
+   * `fences` tokens from `fencingToken` on and opens a turn: the batch of
+   * the waiters that arrived before `arrivals` (all those queued here now),
+   * then, while the turn has run fewer than half as many sections again as
+   * it started with, waiters that came later (a turn that starts with 4
+   * callers runs at most 6 sections); a local hand-off keeps the turn.
    */
   hold(lock: H, fromStore?: { fencingToken: number; fences: number; arrivals: number }): void {
     this.holder = lock;
@@ -98,20 +103,24 @@ export class LockCohort<W extends CohortWaiter, H extends CohortHolder> {
       this.nextFence = fromStore.fencingToken + 1;
       this.lastFence = fromStore.fencingToken + fromStore.fences - 1;
       this.batchEnd = fromStore.arrivals;
+      this.extra = (1 + this.line.waiting.length) >> 1;
     }
   }
 
   /**
-   * On release of `from`: hands the lock to the next waiter if it belongs to
-   * the batch, a reserved token is left and enough of the lease is left.
-   * `false`: the caller releases at the store (then calls {@link left}).
+   * On release of `from`: hands the lock to the next waiter if the turn has
+   * room for it (see {@link hold}), a reserved token is left and enough of
+   * the lease is left. `false`: the caller releases at the store (then calls {@link left}).
    */
   handOver(from: H, leaseLeftMs: number): boolean {
     if (this.holder !== from) return false;
     const next = this.line.first;
-    if (next === undefined || next.seq >= this.batchEnd || this.nextFence > this.lastFence) return false;
+    if (next === undefined || this.nextFence > this.lastFence) return false;
+    const late = next.seq >= this.batchEnd;
+    if (late && this.extra <= 0) return false;
     const needed = next.renew ? Math.min(MIN_HANDED_LEASE_MS, next.ttl / 2) : next.ttl;
     if (!(leaseLeftMs >= needed)) return false;
+    if (late) this.extra--;
     this.line.shift();
     return this.host.handTo(next, { from, fencingToken: this.nextFence++, leaseMs: leaseLeftMs, cohort: this });
   }

@@ -27,8 +27,9 @@ export interface LockManagerOptions {
   maxHold?: number;
   /**
    * Pass a released lock of a shared store to this process's own waiters
-   * that queued before it was granted (up to 15 per grant), without a store
-   * round trip; `false`: every waiter queues at the store. Default `true`.
+   * (those that queued before it was granted, then newer ones up to half as
+   * many sections again; at most 15 per grant), without a store round trip;
+   * `false`: every waiter queues at the store. Default `true`.
    * See docs/engine.md, "Local hand-off".
    */
   localHandOff?: boolean;

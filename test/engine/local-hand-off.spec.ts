@@ -101,6 +101,45 @@ describe('callers of one process for one lock', () => {
     expect(order).toEqual(['other process', 'this process, later']);
   });
 
+  test('a turn hands the lock to callers that came after the grant until it has run half as many sections again as it started with; the next queues behind another process', async () => {
+    const store = new FakeLockProvider();
+    const other = manager(store);
+    const locks = manager(store);
+    const name = unique('turn');
+    const theirs = await other.acquire(name);
+    const order: string[] = [];
+    const late: Array<Promise<void>> = [];
+    // a queues at the store, b, c and d behind it in this process: a turn of 4 sections, room for 2 more.
+    const first = locks.acquire(name).then(async (lock) => {
+      order.push('a');
+      // Callers that arrive during the turn, and then another process's caller (it queues at the store).
+      late.push(...['e', 'f', 'g'].map((label) => turn(locks, name, label, order)));
+      late.push(turn(other, name, 'other process', order));
+      await lock.release();
+    });
+    const batch = ['b', 'c', 'd'].map((label) => turn(locks, name, label, order));
+    expect(store.calls.acquire).toBe(2);
+    await theirs.release();
+    await Promise.all([first, ...batch]);
+    await Promise.all(late);
+    // e and f fit in the turn (6 sections); g queued at the store, behind the other process.
+    expect(order).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'other process', 'g']);
+    expect(store.calls).toMatchObject({ acquire: 4, release: 4 });
+  });
+
+  test('a turn that starts with one caller alone hands nothing to callers that came after the grant', async () => {
+    const store = new FakeLockProvider();
+    const locks = manager(store);
+    const name = unique('alone');
+    const order: string[] = [];
+    const mine = await locks.acquire(name);
+    const late = turn(locks, name, 'later', order);
+    await mine.release();
+    await late;
+    // A turn of 1 section has no room for half a section more: the later caller went to the store.
+    expect(store.calls).toMatchObject({ acquire: 2, release: 2 });
+  });
+
   test('a try while a caller of this process holds the lock answers "held" without a store call', async () => {
     const store = new FakeLockProvider();
     const locks = manager(store);

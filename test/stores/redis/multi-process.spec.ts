@@ -64,9 +64,9 @@ test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, 
     expect(local).toBeGreaterThan(0);
     expect(longestRun).toBeLessThanOrEqual(2 * CONCURRENCY);
 
-    // FIFO order across processes: between two sections of one caller run the sections of every other
-    // caller once, no more (a process whose release and next queueing call reached Redis apart could be
-    // overtaken by another process's next batch).
+    // FIFO order across processes, within the turns' extra half: between two sections of one caller run at
+    // most 1.5 times the sections of strict FIFO (every other caller once). A process whose release and next
+    // queueing call reached Redis apart, overtaken by another process's next turn, would go past it.
     const callers = PROCESSES * CONCURRENCY;
     const lastSeen = new Map<string, number>();
     let mostBetween = 0;
@@ -75,7 +75,8 @@ test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, 
       if (before !== undefined) mostBetween = Math.max(mostBetween, i - before - 1);
       lastSeen.set(records[i].caller, i);
     }
-    expect(mostBetween).toBe(callers - 1);
+    expect(mostBetween).toBeGreaterThanOrEqual(callers - 1);
+    expect(mostBetween).toBeLessThanOrEqual(Math.floor(1.5 * (callers - 1)));
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
     await redis.del(counterKey);
