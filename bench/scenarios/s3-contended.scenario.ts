@@ -36,6 +36,8 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
   const durationMs = ctx.options.longRunMs;
   const workers = Array.from({ length: PROCESSES }, () => new ChildWorker<ParentMessage, WorkerMessage>(workerPath));
   const callers = PROCESSES * CALLERS_PER_PROCESS;
+  /** The first give-up's message of each contender, for its note. */
+  const gaveUp = new Map<string, string>();
   try {
     const rows = await interleave(
       ctx,
@@ -88,6 +90,7 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
           const switches = done.reduce((n, d) => n + d.switches, 0);
           const busiest = Math.max(...done.flatMap((d) => d.perCaller));
           if (sections === 0) throw new Error(`no section completed${firstError ? `: ${firstError}` : ''}`);
+          if (firstError !== undefined && !gaveUp.has(c.id)) gaveUp.set(c.id, firstError);
           return {
             throughput: (sections * 1000) / elapsedMs,
             sections,
@@ -130,16 +133,21 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
         `the section alone, with no lock and no waiting, runs ${Math.round(perSecond).toLocaleString('en-US')} sections/s here: ` +
           'no mutual exclusion of this section can go faster, so "× ceiling" is how close a lock comes to the limit',
       );
-      if (contenders.some((c) => c.store === 'redis' && c.kind !== 'reference')) {
+      const store = contenders.find((c) => c.kind === 'ours')?.store;
+      if (store === 'redis' || store === 'postgres') {
         // What the machine charges for telling another process, whatever the lock computes: measured in this run.
-        const floorUs = await handOffFloorUs(redis.url);
+        const floorUs = await handOffFloorUs(store === 'redis' ? redis.url : ctx.env.pgUrl, store);
         ceiling.median.handOffFloorUs = floorUs;
         const turn = CALLERS_PER_PROCESS;
         // Round-robin turns of t sections: the longest wait is 3t + 3 sections of others (t = 4: 15, strict FIFO; t = 6: 21 ≤ 1.5 × 15).
         const longest = 6;
+        const w =
+          store === 'redis'
+            ? { notice: 'a PUBLISH sent', store: 'Redis', listener: 'subscriber', why: '; mostly the wake-up of idle processes' }
+            : { notice: 'a NOTIFY committed', store: 'PostgreSQL', listener: 'LISTENing', why: '' };
         ceiling.notes.push(
-          `hand-off floor: a PUBLISH sent by a process that has just had a Redis reply reaches an idle subscriber process ${Math.round(floorUs)} µs later ` +
-            `(median of this run; mostly the wake-up of idle processes). A lock whose hand-offs between processes go through Redis pays at least that per hand-off: ` +
+          `hand-off floor: ${w.notice} by a process that has just had a ${w.store} reply reaches an idle ${w.listener} process ${Math.round(floorUs)} µs later ` +
+            `(median of this run${w.why}). A lock whose hand-offs between processes go through ${w.store} pays at least that per hand-off: ` +
             `with turns of ${turn} sections per process (strict FIFO, ${turn} callers each) it cannot pass ${floorBound(perSecond, floorUs, turn).toFixed(2)}× the ceiling, ` +
             `with turns of ${longest} (the most that keeps every wait within 1.5× strict FIFO, and what this library's turns come to here) ${floorBound(perSecond, floorUs, longest).toFixed(2)}×, ` +
             'even if its own work cost nothing; hand-overs between callers of one process cost no round trip',
@@ -160,7 +168,7 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
         .map(([k, v]) => `${k.slice(4)} ${v.toFixed(1)}`);
       if (breakdown.length && r.kind !== 'peer')
         r.notes.push(`Redis commands per section (incl. the section's get + set, and calls inside scripts): ${breakdown.join(', ')}`);
-      if (errors > 0) r.notes.push(`${errors} acquisitions gave up (retries exhausted) and were retried by the caller`);
+      if (errors > 0) r.notes.push(`${errors} acquisitions gave up and were retried by the caller; the first: ${gaveUp.get(r.id) ?? '?'}`);
     }
     return rows;
   } finally {

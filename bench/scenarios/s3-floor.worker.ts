@@ -1,40 +1,55 @@
 /**
- * The listening side of scenario 3's hand-off floor (s3-floor.ts): subscribes
- * to a channel of the bench's Redis and notes when each message arrives
+ * The listening side of the hand-off floor of scenarios 3 and 6b
+ * (s3-floor.ts): subscribes to a channel of the bench's Redis (SUBSCRIBE) or
+ * of its PostgreSQL (LISTEN) and notes when each message arrives
  * (`process.hrtime`, one clock for every process of the machine). Driven over
- * IPC: listen → heard (after `count` messages), exit.
+ * IPC: listen → subscribed, listen again → heard (after `count` messages), exit.
  */
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { serveParent } from '../support/child.js';
 
-export type ParentMessage = { type: 'listen'; url: string; channel: string; count: number } | { type: 'exit' };
+export type ParentMessage = { type: 'listen'; store: 'redis' | 'postgres'; url: string; channel: string; count: number } | { type: 'exit' };
 
 export type WorkerMessage =
   | { type: 'subscribed' }
   /** Arrival times in ns (as strings), indexed by the message, which is its index. */
   | { type: 'heard'; at: string[] };
 
-let sub: Redis | undefined;
+let subscribed = false;
 let heard: ((at: string[]) => void) | undefined;
 let at: string[] = [];
 let got = 0;
+let count = 0;
 
-async function listen({ url, channel, count }: Extract<ParentMessage, { type: 'listen' }>): Promise<WorkerMessage> {
-  if (sub) {
+/** Notes the arrival of message `message` (its index). */
+function arrived(message: string): void {
+  at[Number(message)] = String(process.hrtime.bigint());
+  if (++got === count) heard?.(at);
+}
+
+async function listen(m: Extract<ParentMessage, { type: 'listen' }>): Promise<WorkerMessage> {
+  if (subscribed) {
     // The second ask: answered once every message has arrived.
     return new Promise((resolve) => {
       heard = (times) => resolve({ type: 'heard', at: times });
       if (got === count) heard(at);
     });
   }
+  count = m.count;
   at = new Array<string>(count).fill('');
-  sub = new Redis(url, { lazyConnect: true });
-  await sub.connect();
-  sub.on('message', (_channel: string, message: string) => {
-    at[Number(message)] = String(process.hrtime.bigint());
-    if (++got === count) heard?.(at);
-  });
-  await sub.subscribe(channel);
+  if (m.store === 'redis') {
+    const sub = new Redis(m.url, { lazyConnect: true });
+    await sub.connect();
+    sub.on('message', (_channel: string, message: string) => arrived(message));
+    await sub.subscribe(m.channel);
+  } else {
+    const sub = new pg.Client({ connectionString: m.url });
+    await sub.connect();
+    sub.on('notification', (n) => arrived(n.payload ?? ''));
+    await sub.query(`LISTEN "${m.channel}"`);
+  }
+  subscribed = true;
   return { type: 'subscribed' };
 }
 

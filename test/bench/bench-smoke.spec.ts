@@ -16,6 +16,7 @@ import type { BenchEnv, LockClient } from '../../bench/contenders/contender.js';
 import { addRatios, buildRow, target } from '../../bench/support/results.js';
 import { targetLines } from '../../bench/support/report.js';
 import { floorBound, handOffFloorUs } from '../../bench/scenarios/s3-floor.js';
+import { POSTGRES_URL } from '../support/pg-test-env.js';
 import { median, quantile, SectionOrder, spread } from '../../bench/support/stats.js';
 import { heldLocks } from '../../bench/scenarios/s7-held-locks.scenario.js';
 import { judge, manyWaiters } from '../../bench/scenarios/s8-many-waiters.scenario.js';
@@ -210,7 +211,7 @@ describe('table arithmetic', () => {
   });
 });
 
-describe("scenario 3's hand-off floor and the checks' digits", () => {
+describe("scenarios 3 and 6b's hand-off floor and the checks' digits", () => {
   test('a notice published through Redis is heard by another process; the bound is a turn of sections over the turn plus the floor', async () => {
     const floor = await handOffFloorUs(redisUrl);
     expect(Number.isFinite(floor)).toBe(true);
@@ -218,6 +219,12 @@ describe("scenario 3's hand-off floor and the checks' digits", () => {
     // 10,000 sections/s: 100 µs each; a turn of 4 is 400 µs, then a 100 µs hand-off.
     expect(floorBound(10_000, 100, 4)).toBeCloseTo(0.8);
     expect(floorBound(10_000, 100, 6)).toBeCloseTo(600 / 700);
+  }, 60_000);
+
+  test('a notice sent through PostgreSQL (NOTIFY, committed) is heard by another process that LISTENs', async () => {
+    const floor = await handOffFloorUs(POSTGRES_URL, 'postgres');
+    expect(Number.isFinite(floor)).toBe(true);
+    expect(floor).toBeGreaterThan(0);
   }, 60_000);
 
   test('a figure just past its bound is not printed as the bound', () => {

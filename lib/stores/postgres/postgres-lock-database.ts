@@ -13,6 +13,7 @@ import {
 import { loadOptionalPeer } from '../optional-peer.js';
 import type { PostgresConnection } from './postgres-lock-options.interface.js';
 import { createSchemaSql, type PostgresLockTables } from './postgres-lock-schema.sql.js';
+import { PostgresLockPinnedClient } from './postgres-lock-pinned-client.js';
 
 type PgModule = typeof import('pg');
 
@@ -80,6 +81,8 @@ export class PostgresLockDatabase {
   private isClosed = false;
   /** The last error of a failed call (cleared by one that succeeds): the cause named when a later call times out. */
   private lastError: unknown;
+  /** Inside {@link coalesce}: the statements issued now share one connection, in order. */
+  private pinned: PostgresLockPinnedClient | undefined;
 
   constructor(options: PostgresLockDatabaseOptions) {
     this.connection = options.connection;
@@ -119,10 +122,27 @@ export class PostgresLockDatabase {
 
   /** Runs one statement (prepared if it is one of the lock statements) and answers its rows. */
   async query(text: string, values?: unknown[]): Promise<QueryResultRow[]> {
-    const pool = await this.ready();
-    const result = await pool.query({ name: this.statementNames.get(text), text, values, query_timeout: this.commandTimeout } as never);
+    const config = { name: this.statementNames.get(text), text, values, query_timeout: this.commandTimeout } as never;
+    const pinned = this.pinned;
+    const result = pinned ? await pinned.run(this.ready(), config) : await (await this.ready()).query(config);
     this.afterQuery();
     return (result as { rows: QueryResultRow[] }).rows;
+  }
+
+  /**
+   * Runs `send` at once; the statements it issues (synchronously) run in that
+   * order on one connection of the pool (see {@link PostgresLockPinnedClient}).
+   */
+  coalesce<T>(send: () => T): T {
+    if (this.pinned !== undefined) return send();
+    const pinned = new PostgresLockPinnedClient();
+    this.pinned = pinned;
+    try {
+      return send();
+    } finally {
+      this.pinned = undefined;
+      pinned.seal();
+    }
   }
 
   /**
