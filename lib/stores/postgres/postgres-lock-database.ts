@@ -12,7 +12,7 @@ import {
 } from '../../errors/lock.messages.js';
 import { loadOptionalPeer } from '../optional-peer.js';
 import type { PostgresConnection } from './postgres-lock-options.interface.js';
-import { createSchemaSql, type PostgresLockTables } from './postgres-lock-schema.sql.js';
+import { createSchemaSql, schemaReadySql, SCHEMA_LOCK_TIMEOUT_MS, type PostgresLockTables } from './postgres-lock-schema.sql.js';
 import { PostgresLockPinnedClient } from './postgres-lock-pinned-client.js';
 
 type PgModule = typeof import('pg');
@@ -224,13 +224,32 @@ export class PostgresLockDatabase {
     return pool;
   }
 
+  /**
+   * Creates or completes the tables, unless a read finds them in place (every
+   * start after the first): the DDL takes `ACCESS EXCLUSIVE` locks, which
+   * would hold up the lock statements of running instances and could
+   * deadlock with them. When it must run, it gives way to them (a short
+   * `lock_timeout`) and tries again, within `commandTimeout`.
+   */
   private async ensureSchema(pool: Pool): Promise<void> {
-    try {
-      await pool.query({ text: createSchemaSql(this.tables), query_timeout: this.commandTimeout } as never);
-    } catch (err) {
-      // (marks a permission error as the table creation's, for the message)
-      if (err !== null && typeof err === 'object') (err as { duringSchema?: boolean }).duringSchema = true;
-      throw err;
+    const query = (text: string): Promise<{ rows: QueryResultRow[] }> => pool.query({ text, query_timeout: this.commandTimeout } as never);
+    const ready = await query(schemaReadySql(this.tables)).then(
+      (r) => r.rows[0]?.ready === true,
+      () => false, // a missing table or column; any other cause, the DDL reports
+    );
+    if (ready) return;
+    const deadline = performance.now() + this.commandTimeout - 2 * SCHEMA_LOCK_TIMEOUT_MS;
+    for (;;) {
+      try {
+        await query(createSchemaSql(this.tables));
+        return;
+      } catch (err) {
+        // 55P03: a table lock was not free in time; the lock traffic of running instances goes first.
+        if ((err as { code?: unknown })?.code === '55P03' && performance.now() < deadline) continue;
+        // (marks a permission error as the table creation's, for the message)
+        if (err !== null && typeof err === 'object') (err as { duringSchema?: boolean }).duringSchema = true;
+        throw err;
+      }
     }
   }
 

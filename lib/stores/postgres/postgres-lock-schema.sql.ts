@@ -25,6 +25,8 @@ export interface PostgresLockTables {
   readonly waiters: string;
   /** The waiters' index, `<table>_waiters_name_idx` (in the table's schema). */
   readonly index: string;
+  /** {@link index} with the table's schema, when the name gives one. */
+  readonly qualifiedIndex: string;
 }
 
 /**
@@ -50,6 +52,7 @@ export function postgresLockTables(tableName: unknown): PostgresLockTables {
     locks: schema + quote(table),
     waiters: schema + quote(table + WAITERS_SUFFIX),
     index: quote(table + INDEX_SUFFIX),
+    qualifiedIndex: schema + quote(table + INDEX_SUFFIX),
   };
 }
 
@@ -93,11 +96,22 @@ CREATE INDEX IF NOT EXISTS ${n.index} ON ${n.waiters} (name, ticket);
 export const POSTGRES_LOCK_SCHEMA_SQL: string = schemaSql(postgresLockTables(DEFAULT_POSTGRES_LOCK_TABLE));
 
 /**
- * {@link schemaSql} behind a transaction-level advisory lock, as one simple-protocol
- * query (one transaction): instances that start together do not race on the catalog.
+ * How long the DDL of {@link createSchemaSql} waits for a table lock before it
+ * gives up (and is tried again): less than PostgreSQL's `deadlock_timeout`
+ * (1 s by default), so that when its `ACCESS EXCLUSIVE` locks meet the lock
+ * statements of running instances, the DDL is what gives way, not their call.
  * @internal
  */
-export const createSchemaSql = (n: PostgresLockTables): string => `SELECT pg_advisory_xact_lock(hashtext('nest-lock schema ${n.raw}'));\n${schemaSql(n)}`;
+export const SCHEMA_LOCK_TIMEOUT_MS = 200;
+
+/**
+ * {@link schemaSql} behind a transaction-level advisory lock, as one simple-protocol
+ * query (one transaction): instances that start together do not race on the
+ * catalog; its table locks wait at most {@link SCHEMA_LOCK_TIMEOUT_MS}.
+ * @internal
+ */
+export const createSchemaSql = (n: PostgresLockTables): string =>
+  `SELECT pg_advisory_xact_lock(hashtext('nest-lock schema ${n.raw}'));\nSET LOCAL lock_timeout = ${SCHEMA_LOCK_TIMEOUT_MS};\n${schemaSql(n)}`;
 
 /**
  * A read of both tables that returns nothing: a missing table, or one that
@@ -106,6 +120,15 @@ export const createSchemaSql = (n: PostgresLockTables): string => `SELECT pg_adv
  */
 export const pingSql = (n: PostgresLockTables): string =>
   `SELECT l.acquired_at, l.holders, l.permits, w.mode, w.permits, w.grant_ms, w.fences FROM ${n.locks} l, ${n.waiters} w LIMIT 0`;
+
+/**
+ * Whether both tables, every column this version uses and the waiters' index
+ * are in place (`ready`), by a read that takes no lock a lock statement waits
+ * for: then no DDL runs. A missing table or column fails it.
+ * @internal
+ */
+export const schemaReadySql = (n: PostgresLockTables): string =>
+  `SELECT to_regclass('${n.qualifiedIndex}') IS NOT NULL AS ready FROM (SELECT count(*) FROM (${pingSql(n)}) x) y`;
 
 /**
  * Subscribes a connection to the table's NOTIFY channel.
