@@ -36,3 +36,11 @@ export const bootCheckFailedLog = (cause: string): string =>
 
 export const bootCheckFailedDetail = (cause: string): string =>
   `${cause} (the boot stops because LockModule has verifyOnBoot: 'fail'; 'warn' boots anyway and logs this)`;
+
+export const prunedLog = (table: string, rows: number, olderThanMs: number): string =>
+  `Pruned ${rows} row${rows === 1 ? '' : 's'} of lock table "${table}": locks unused for more than ${Math.round(olderThanMs / 1000)} s.`;
+
+export const pruneFailedLog = (table: string, cause: string, everyMs: number, failedSince: number): string =>
+  `Background pruning of lock table "${table}" failed (locks are not affected; it tries again in about ${Math.round(everyMs / 1000)} s, ` +
+  `and this warning repeats at most once an hour${failedSince > 0 ? `; ${failedSince} more failed run${failedSince === 1 ? '' : 's'} since the last one` : ''}). ` +
+  `Set the provider's prune option to false to turn it off: ${cause}`;

@@ -1,3 +1,3 @@
 export { PostgresLockProvider } from './postgres-lock.provider.js';
 export { DEFAULT_POSTGRES_LOCK_TABLE, POSTGRES_LOCK_SCHEMA_SQL } from './postgres-lock-schema.sql.js';
-export type { PostgresLockProviderOptions, PostgresConnection } from './postgres-lock-options.interface.js';
+export type { PostgresLockProviderOptions, PostgresLockPruneOptions, PostgresConnection } from './postgres-lock-options.interface.js';

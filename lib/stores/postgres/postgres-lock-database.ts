@@ -120,13 +120,18 @@ export class PostgresLockDatabase {
     }
   }
 
-  /** Runs one statement (prepared if it is one of the lock statements) and answers its rows. */
+  /**
+   * Runs one statement (prepared if it is one of the lock statements) and
+   * answers its rows; of a text of several statements (no `values`: one
+   * transaction), the last one's rows.
+   */
   async query(text: string, values?: unknown[]): Promise<QueryResultRow[]> {
     const config = { name: this.statementNames.get(text), text, values, query_timeout: this.commandTimeout } as never;
     const pinned = this.pinned;
     const result = pinned ? await pinned.run(this.ready(), config) : await (await this.ready()).query(config);
     this.afterQuery();
-    return (result as { rows: QueryResultRow[] }).rows;
+    const last = (Array.isArray(result) ? result[result.length - 1] : result) as { rows: QueryResultRow[] };
+    return last.rows;
   }
 
   /**

@@ -36,4 +36,28 @@ export interface PostgresLockProviderOptions {
    * (PgBouncer in transaction mode before 1.21).
    */
   prepareStatements?: boolean;
+  /**
+   * Background pruning of the rows of lock names unused for long (the table
+   * keeps one row per name ever used). On by default: about every `everyMs`,
+   * one instance at a time deletes, in batches, the rows whose lease ended
+   * more than `olderThanMs` ago, as {@link PostgresLockProvider.prune} does.
+   * `false` turns it off (call `prune()` yourself, or never).
+   * Default `{ olderThanMs: 3_600_000, everyMs: 300_000 }`.
+   */
+  prune?: boolean | PostgresLockPruneOptions;
+}
+
+/** The `prune` option of {@link PostgresLockProviderOptions}: the background pruning's age and interval. */
+export interface PostgresLockPruneOptions {
+  /**
+   * Delete the rows of locks whose lease ended more than this many ms ago
+   * (the argument of `prune()`). At least `60000`. Default `3600000` (one hour).
+   */
+  olderThanMs?: number;
+  /**
+   * About how often (ms) each instance tries to prune; each wait is drawn
+   * between 0.75× and 1.25× of it, the first one from the provider's first
+   * database call. From `1000` to `86400000` (a day). Default `300000` (five minutes).
+   */
+  everyMs?: number;
 }

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { DEFAULT_COMMAND_TIMEOUT } from '../../contract/lock.constants.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
@@ -13,6 +14,7 @@ import type { PostgresLockAttempt } from './postgres-lock-attempt.js';
 import type { LockExtension } from '../../contract/lock-provider.js';
 import { DEFAULT_POSTGRES_LOCK_TABLE, pingSql, postgresLockTables, schemaSql, type PostgresLockTables } from './postgres-lock-schema.sql.js';
 import { postgresLockStatements, type PostgresLockStatements } from './postgres-lock.sql.js';
+import { PostgresLockPruner, postgresLockPruneSettings } from './postgres-lock-pruner.js';
 
 /** Longest lock key (prefix included), in UTF-8 bytes: well under what a btree index entry may hold. */
 const MAX_KEY_BYTES = 2_000;
@@ -32,8 +34,12 @@ const MAX_KEY_BYTES = 2_000;
  * block the queue for long.
  *
  * No session-level advisory locks: they pin a pooled connection per held lock
- * and vanish with it. (`pg_advisory_xact_lock` serializes the table creation
- * only, inside its own transaction.)
+ * and vanish with it. (Transaction-level ones serialize the table creation,
+ * and take turns at the background pruning, inside their own transactions.)
+ *
+ * The table keeps one row per lock name (its fencing counter); the provider
+ * deletes the rows of names unused for an hour by itself, in the background
+ * (the `prune` option; {@link PostgresLockProvider.prune} on request).
  *
  * `pg` is an optional peer dependency, loaded on first use.
  *
@@ -59,6 +65,7 @@ export class PostgresLockProvider extends LockProvider {
   private readonly sql: PostgresLockStatements;
   private readonly database: PostgresLockDatabase;
   private readonly waiting: PostgresLockWaiting;
+  private readonly pruner: PostgresLockPruner;
   /** How long a waiter's queue entry lives unless its process renews it. */
   private readonly waiterLease: number;
   /** Keys and owners (`<owner> <key>`) granted a shared hold or a permit here: their extend and release try the statements of `holders` entries first. */
@@ -78,6 +85,7 @@ export class PostgresLockProvider extends LockProvider {
       commandTimeout = DEFAULT_COMMAND_TIMEOUT,
       createTable = true,
       prepareStatements = true,
+      prune,
     } = options;
     if (!(typeof connection === 'string' || (typeof connection === 'object' && connection !== null))) {
       throw new LockOptionsError(optionMessage('PostgresLockProvider', 'connection', 'a pg.Pool, a connection string or a pg PoolConfig', connection));
@@ -92,6 +100,7 @@ export class PostgresLockProvider extends LockProvider {
       if (typeof value !== 'boolean') throw new LockOptionsError(optionMessage('PostgresLockProvider', option, 'true or false', value));
     }
     assertPostgresConnection(connection, 'PostgresLockProvider');
+    const pruneSettings = postgresLockPruneSettings(prune);
     this.tables = postgresLockTables(tableName);
     this.sql = postgresLockStatements(this.tables);
     this.tableName = tableName;
@@ -103,8 +112,12 @@ export class PostgresLockProvider extends LockProvider {
       prepared: prepareStatements ? this.sql : {},
       createTable,
       commandTimeout,
-      afterQuery: () => this.waiting.tickets.dropOrphans(),
+      afterQuery: () => {
+        this.waiting.tickets.dropOrphans();
+        this.pruner.start(); // the background pruning starts from the first call that reached the tables
+      },
     });
+    this.pruner = new PostgresLockPruner(this.database, this.tables, this.sql, pruneSettings, new Logger(PostgresLockProvider.name));
     const store = {
       attempt: (ask: PostgresLockAsk, ticket: string | null, enqueue?: boolean) => this.attempt(ask, ticket, enqueue),
       release: (key: string, owner: string) => this.release(key, owner),
@@ -198,38 +211,24 @@ export class PostgresLockProvider extends LockProvider {
    * Deletes the rows of locks whose lease ended more than `olderThanMs` ago
    * (default one hour; at least one minute), in batches of 5 000, and
    * answers how many. The table keeps one row per lock name ever used (the
-   * row carries the name's fencing counter); with names made per request or
-   * per entity, call this now and then, for example from a scheduled task.
-   * A name whose row was deleted starts again from the database clock in
-   * microseconds, which is ahead of every token the old row gave: only rows
-   * whose counter is behind the clock by `olderThanMs` are deleted, so this
-   * holds unless the database clock is set back by more than that.
+   * row carries the name's fencing counter); the provider prunes in the
+   * background by itself (the `prune` option), so call this only with
+   * `prune: false` or to prune now. A name whose row was deleted starts
+   * again from the database clock in microseconds, which is ahead of every
+   * token the old row gave: only rows whose counter is behind the clock by
+   * `olderThanMs` are deleted, so this holds unless the database clock is set
+   * back by more than that. Rows with a live holder or a live waiter, and
+   * rows a lock call has locked right now, are never deleted.
    *
    * @example
    * ```ts
-   * constructor(private readonly provider: LockProvider) {}
-   *
-   * @Cron('0 * * * *')
-   * @Locked('lock-housekeeping', { onHeld: 'skip' })
-   * async prune(): Promise<void> {
-   *   if (this.provider instanceof PostgresLockProvider) await this.provider.prune();
-   * }
+   * const deleted = await provider.prune(24 * 3_600_000); // unused for a day
    * ```
    * @throws {LockOptionsError} for an `olderThanMs` under 60 000 or not a finite number.
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout` (per batch).
    */
-  async prune(olderThanMs: number = 3_600_000): Promise<number> {
-    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 60_000) {
-      throw new LockOptionsError(optionMessage('PostgresLockProvider.prune', 'olderThanMs', 'a finite number of milliseconds >= 60000', olderThanMs));
-    }
-    const batch = 5_000;
-    let total = 0;
-    for (;;) {
-      const rows = await this.database.bounded('prune', undefined, () => this.database.query(this.sql.prune, [olderThanMs, batch]));
-      const n = Number(rows[0]?.n ?? 0);
-      total += n;
-      if (n < batch) return total;
-    }
+  prune(olderThanMs: number = 3_600_000): Promise<number> {
+    return this.pruner.prune(olderThanMs);
   }
 
   /**
@@ -278,15 +277,18 @@ export class PostgresLockProvider extends LockProvider {
   }
 
   /**
-   * Resolves queued waiters `null` (and removes their tickets), waits for
-   * calls in flight, ends the LISTEN connection, and ends the pool if the
-   * provider opened it (a `pg.Pool` you passed stays open). Calls after it
-   * fail with {@link LockStoreError}.
+   * Stops the background pruning (a batch in progress ends first), resolves
+   * queued waiters `null` (and removes their tickets), waits for calls in
+   * flight, ends the LISTEN connection, and ends the pool if the provider
+   * opened it (a `pg.Pool` you passed stays open). Calls after it fail with
+   * {@link LockStoreError}.
    */
   async close(): Promise<void> {
     if (this.database.closed) return;
     this.database.shutDown();
+    const pruning = this.pruner.stop();
     await this.waiting.close();
+    await pruning;
     await this.database.end();
   }
 

@@ -5,6 +5,7 @@
 import type { PostgresLockTables } from './postgres-lock-schema.sql.js';
 import { ENTRY_OF, LIVE, MS, NEXT, NOW_MS, NOW_US, PLAIN_HELD } from './postgres-lock-fragments.sql.js';
 import { releasePermitSql, releaseSql } from './postgres-lock-release.sql.js';
+import { pruneSql } from './postgres-lock-prune.sql.js';
 
 /** The live waiters ahead (all, or those before ticket $4), and the greatest other limit than `limit` an exclusive one asked. */
 const ahead = (n: PostgresLockTables, limit: string): string => `ahead AS (
@@ -176,27 +177,6 @@ FROM page l CROSS JOIN LATERAL (
   FROM ${LIVE}
 ) x
 ORDER BY l.name, x.token`;
-
-/**
- * Deletes a batch ($2) of rows whose lease ended more than $1 ms ago (nobody
- * holds them, and no live waiter is queued, or it would have taken them), and
- * stale queue entries of any name; answers `n`, the rows deleted. Only rows
- * whose counter is behind the clock (in microseconds) by as much: the row that
- * replaces one then starts above every token it gave, even if the clock is set
- * back by less than $1 ms.
- * @internal
- */
-export const pruneSql = (n: PostgresLockTables): string => `WITH gone AS (
-  DELETE FROM ${n.locks} WHERE ctid = ANY(ARRAY(
-    SELECT ctid FROM ${n.locks} WHERE expires_at < clock_timestamp() - $1::float8 ${MS}
-      AND fencing_token < (extract(epoch FROM clock_timestamp()) * 1000000)::bigint - ($1::float8 * 1000)::bigint
-    LIMIT $2::int))
-  RETURNING 1
-), stale AS (
-  DELETE FROM ${n.waiters} WHERE ctid = ANY(ARRAY(
-    SELECT ctid FROM ${n.waiters} WHERE expires_at < clock_timestamp() - interval '1 minute' LIMIT $2::int))
-)
-SELECT count(*)::int AS n FROM gone`;
 
 /**
  * Who holds lock $1 now (a live lease): `owner` and `ms` left; of several holders, the one whose lease ends last.
