@@ -117,6 +117,30 @@ const cases: Array<[what: string, run: () => unknown, subject: RegExp, type: new
   ],
   ['a PostgreSQL prune age', () => new PostgresLockProvider({ connection: 'postgres://db/app' }).prune(5), /prune: olderThanMs/, LockOptionsError],
   [
+    'a PostgreSQL background pruning age',
+    () => new PostgresLockProvider({ connection: 'postgres://db/app', prune: { olderThanMs: 1_000 } }),
+    /PostgresLockProvider: prune\.olderThanMs must be/,
+    LockOptionsError,
+  ],
+  [
+    'a PostgreSQL background pruning interval',
+    () => new PostgresLockProvider({ connection: 'postgres://db/app', prune: { everyMs: 10 } }),
+    /PostgresLockProvider: prune\.everyMs must be a number of milliseconds from 1000/,
+    LockOptionsError,
+  ],
+  [
+    'a PostgreSQL background pruning option misspelt',
+    () => new PostgresLockProvider({ connection: 'postgres://db/app', prune: { olderThan: 7_200_000 } as never }),
+    /PostgresLockProvider: prune: unknown option "olderThan"; use one of: olderThanMs, everyMs/,
+    LockOptionsError,
+  ],
+  [
+    'a PostgreSQL prune option of another type',
+    () => new PostgresLockProvider({ connection: 'postgres://db/app', prune: 'daily' as never }),
+    /PostgresLockProvider: prune must be true, false or \{ olderThanMs\?, everyMs\? \}, got "daily"/,
+    LockOptionsError,
+  ],
+  [
     'a closed provider',
     async () => {
       const provider = new PostgresLockProvider({ connection: 'postgres://db/app' });

@@ -1,5 +1,5 @@
 import type { LockLogger } from '../../contract/lock-logger.interface.js';
-import { LockOptionsError } from '../../errors/lock.errors.js';
+import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
 import { optionMessage, pruneFailedLog, prunedLog, unknownOptionMessage } from '../../errors/lock.messages.js';
 import { now } from '../../shared/clock.js';
 import { sharedTimer, type TimerTarget } from '../../shared/timer.js';
@@ -155,7 +155,7 @@ export class PostgresLockPruner implements TimerTarget {
         this.failedSince++;
         return;
       }
-      this.logger.warn(pruneFailedLog(this.tables.raw, err instanceof Error ? err.message : String(err), settings.everyMs, this.failedSince));
+      this.logger.warn(pruneFailedLog(this.tables.raw, err instanceof LockStoreError ? err.detail : String(err), settings.everyMs, this.failedSince));
       this.warnedAt = now();
       this.failedSince = 0;
     }
