@@ -12,6 +12,7 @@ import { PostgresLockProvider, type PostgresLockProviderOptions } from '../../..
 import { dropLockTables, POSTGRES_URL, sql, twoProcesses, uniqueTable } from '../../support/pg-test-env.js';
 import { RecordingLogger } from '../../support/recording-logger.js';
 import { sleep } from '../../support/sleep.js';
+import { bootLockApp } from '../../support/boot-lock-app.js';
 
 /** Short interval for the tests (each wait is drawn between 0.75 s and 1.25 s). */
 const FAST = { prune: { everyMs: 1_000 } } as const;
@@ -229,5 +230,22 @@ describe('tables that migrations own (createTable: false)', () => {
     await insertOld(table, 'old:', 50);
     await provider.ping();
     await eventually(async () => (await countRows(table, 'old:')) === 0);
+  }, 60_000);
+});
+
+describe('through LockModule', () => {
+  const table = uniqueTable('prunemod');
+  afterAll(() => dropAll(table));
+
+  test('the module passes the prune option on, and its boot check starts the pruning', async () => {
+    await createTables(table);
+    await insertOld(table, 'old:', 50);
+    const { app } = await bootLockApp({ postgres: { connection: POSTGRES_URL, tableName: table, ...FAST } });
+    try {
+      await eventually(async () => (await countRows(table, 'old:')) === 0);
+    } finally {
+      await app.close();
+      Logger.overrideLogger(logger); // the app set its own
+    }
   }, 60_000);
 });
