@@ -9,6 +9,7 @@
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
 import { PostgresLockProvider, type PostgresLockProviderOptions } from '../../../lib/stores/postgres/index.js';
+import { postgresLockPruneSettings } from '../../../lib/stores/postgres/postgres-lock-pruner.js';
 import { dropLockTables, POSTGRES_URL, sql, twoProcesses, uniqueTable } from '../../support/pg-test-env.js';
 import { RecordingLogger } from '../../support/recording-logger.js';
 import { sleep } from '../../support/sleep.js';
@@ -133,6 +134,16 @@ describe('two instances on one table', () => {
       expect(log[i].started.getTime()).toBeGreaterThanOrEqual(log[i - 1].ended.getTime());
     }
   }, 60_000);
+});
+
+test('the prune option: on by default (an hour, about every five minutes), true the same, false off, each setting alone', () => {
+  const defaults = { olderThanMs: 3_600_000, everyMs: 300_000 };
+  expect(postgresLockPruneSettings(undefined)).toEqual(defaults);
+  expect(postgresLockPruneSettings(true)).toEqual(defaults);
+  expect(postgresLockPruneSettings({})).toEqual(defaults);
+  expect(postgresLockPruneSettings(false)).toBeNull();
+  expect(postgresLockPruneSettings({ olderThanMs: 86_400_000 })).toEqual({ olderThanMs: 86_400_000, everyMs: 300_000 });
+  expect(postgresLockPruneSettings({ everyMs: 60_000 })).toEqual({ olderThanMs: 3_600_000, everyMs: 60_000 });
 });
 
 describe('prune: false', () => {
