@@ -8,7 +8,7 @@
  * edit here.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +35,23 @@ for (const out of ['dist/cjs', 'dist/lib']) {
     mkdirSync(dirname(join(root, out, file)), { recursive: true });
     copyFileSync(join(root, 'lib', file), join(root, out, file));
   }
+}
+
+// Declarations that import an optional peer's types (pg, ioredis, @nestjs/terminus,
+// ...) get `// @ts-ignore` on that import: an app without the peer (or its
+// @types package) then reads those types as `any` instead of failing to compile
+// when it does not set `skipLibCheck` (an app that never uses PostgreSQL needs
+// no @types/pg). An app that has the peer gets its types as they are. tsc drops
+// comments on imports from the declarations it emits, hence this step.
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const optionalPeers = Object.keys(pkg.peerDependenciesMeta ?? {}).filter((name) => pkg.peerDependenciesMeta[name].optional);
+const escaped = optionalPeers.map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|');
+const peerImport = new RegExp(`^(import\\b[^;]*?\\bfrom '(?:${escaped})(?:/[^']*)?';)$`, 'gm');
+for (const file of readdirSync(join(root, 'dist/cjs'), { recursive: true }).filter((f) => /\.d\.c?ts$/.test(f))) {
+  const path = join(root, 'dist/cjs', file);
+  const text = readFileSync(path, 'utf8');
+  const marked = text.replace(peerImport, '// @ts-ignore: an optional peer; without it (or its @types package) these types are any\n$1');
+  if (marked !== text) writeFileSync(path, marked);
 }
 
 const require = createRequire(import.meta.url);

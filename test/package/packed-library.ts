@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -41,6 +41,10 @@ export function installUnpacked(tarball: string, peers: string[]): string {
   const pkgDir = join(dir, 'node_modules/nest-lock');
   mkdirSync(pkgDir, { recursive: true });
   execFileSync('tar', ['-xzf', tarball, '-C', pkgDir, '--strip-components=1']);
-  for (const peer of peers) symlinkSync(join(repoRoot, 'node_modules', peer), join(dir, 'node_modules', peer), 'dir');
+  for (const peer of peers) {
+    // A scoped name ('@types/node') gets its scope folder; a scope ('@nestjs') is linked whole.
+    mkdirSync(dirname(join(dir, 'node_modules', peer)), { recursive: true });
+    symlinkSync(join(repoRoot, 'node_modules', peer), join(dir, 'node_modules', peer), 'dir');
+  }
   return dir;
 }

@@ -1,0 +1,121 @@
+/**
+ * The shipped declarations, type-checked as an app compiles them with
+ * `skipLibCheck: false`: an app that installed only the peers it uses must
+ * compile. An app on Redis has no `pg` nor `@types/pg`; an app on PostgreSQL
+ * has no `ioredis`. Each consumer is compiled as an ES module (`.mts`, the
+ * `import` condition) and as CommonJS (`.cts`, the `require` condition).
+ */
+import { spawnSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { installUnpacked, packLibrary, repoRoot, type PackedLibrary } from './packed-library.js';
+
+let packed: PackedLibrary;
+const folders: string[] = [];
+
+beforeAll(() => {
+  packed = packLibrary();
+});
+afterAll(() => {
+  rmSync(dirname(packed.tarball), { recursive: true, force: true });
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+
+/** Installs the tarball with `peers` only, writes `files`, and runs tsc on them (strict, no skipLibCheck): its error lines. */
+function compile(peers: string[], files: Record<string, string>): string[] {
+  const dir = installUnpacked(packed.tarball, peers);
+  folders.push(dir);
+  for (const [name, code] of Object.entries(files)) writeFileSync(join(dir, name), code);
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        skipLibCheck: false,
+        experimentalDecorators: true,
+        emitDecoratorMetadata: true,
+        noEmit: true,
+        types: ['node'],
+      },
+      files: Object.keys(files),
+    }),
+  );
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  const run = spawnSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', dir], {
+    cwd: dir,
+    env,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  return `${run.stdout}${run.stderr}`.split('\n').filter((line) => /error TS\d+/.test(line));
+}
+
+const NEST = ['@nestjs', 'reflect-metadata', 'rxjs', '@types/node'];
+
+/** An app's module on the root entry, with `store` as its LockModule options. */
+function appModule(store: string, extraImports = ''): string {
+  return `import 'reflect-metadata';
+import { Controller, Injectable, Module, Post } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { InMemoryLockProvider, Leader, LockExceptionFilter, LockModule, LockProvider, LockService, Locked, type Leadership } from 'nest-lock';
+import { LockDashboardModule } from 'nest-lock/dashboard';
+${extraImports}
+
+@Controller('payouts')
+export class PayoutsController {
+  constructor(private readonly locks: LockService) {}
+
+  @Post('run')
+  @Locked('payouts', { onHeld: 'wait', waitTimeout: 5_000 })
+  run(): { paid: boolean } {
+    return { paid: true };
+  }
+}
+
+@Injectable()
+export class Relay {
+  @Leader('relay')
+  async relay(leadership: Leadership): Promise<void> {
+    while (leadership.leading) await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+@Module({
+  imports: [LockModule.forRoot(${store}), LockDashboardModule.register({ path: '/admin/locks' })],
+  controllers: [PayoutsController],
+  providers: [Relay, { provide: APP_FILTER, useClass: LockExceptionFilter }],
+})
+export class AppModule {}
+
+export const testStore: LockProvider = new InMemoryLockProvider();
+`;
+}
+
+describe('the shipped declarations, without skipLibCheck', () => {
+  test('an app on Redis compiles with only @nestjs/*, reflect-metadata, rxjs and ioredis installed: no pg, no @types/pg', () => {
+    const redisApp = appModule(
+      '{ redis: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", ttl: 30_000 }',
+      "import { RedisLockProvider } from 'nest-lock/redis';\nimport { LockHealthIndicator } from 'nest-lock/health';\nexport const store = new RedisLockProvider({ redis: 'redis://127.0.0.1:6379' });\nexport type Health = LockHealthIndicator;",
+    );
+    // A control: the same compile rejects a misuse of the API (the check is strict, and reads nest-lock's types).
+    const wrong = "import { LockModule } from 'nest-lock';\nLockModule.forRoot({ ttl: '30s' });\n";
+    const errors = compile([...NEST, 'ioredis'], { 'app.mts': redisApp, 'app.cts': redisApp, 'wrong.mts': wrong });
+    expect(errors.filter((line) => !line.startsWith('wrong.mts'))).toEqual([]);
+    expect(errors.filter((line) => line.startsWith('wrong.mts')).length).toBeGreaterThan(0);
+  }, 180_000);
+
+  test("an app on PostgreSQL compiles with pg and @types/pg and no ioredis, and keeps pg's types (a wrong pool option fails)", () => {
+    const pgApp = appModule(
+      '{ postgres: process.env.DATABASE_URL ?? "postgres://127.0.0.1/app" }',
+      "import { PostgresLockProvider } from 'nest-lock/postgres';\nexport const store = new PostgresLockProvider({ connection: { connectionString: 'postgres://127.0.0.1/app', max: 4 } });",
+    );
+    const wrong = "import { LockModule } from 'nest-lock';\nLockModule.forRoot({ postgres: { connectionString: 42 } });\n";
+    const errors = compile([...NEST, 'pg', '@types/pg', 'pg-protocol', 'pg-types'], { 'app.mts': pgApp, 'app.cts': pgApp, 'wrong.mts': wrong });
+    expect(errors.filter((line) => !line.startsWith('wrong.mts'))).toEqual([]);
+    expect(errors.filter((line) => line.startsWith('wrong.mts')).join('\n')).toMatch(/^wrong\.mts\(2,\d+\): error TS2322/);
+  }, 180_000);
+});
