@@ -17,16 +17,20 @@ export interface PackedLibrary {
   files: string[];
 }
 
-/** Packs the checkout into a new temporary folder (the build must be current: `npm run build:all`). */
+/**
+ * Packs the checkout into a new temporary folder as `npm pack` does, with its
+ * prepack and postpack scripts (the packed manifest loses its install-time
+ * scripts), but without the build prepack runs: the build must be current
+ * (`npm run build:all`).
+ */
 export function packLibrary(): PackedLibrary {
   if (!existsSync(join(repoRoot, 'dist/cjs/index.js')) || !existsSync(join(repoRoot, 'dist/esm/index.mjs'))) {
     throw new Error('dist/cjs or dist/esm is missing: run `npm run build:all` (npm test does) before the package tests');
   }
   const dest = mkdtempSync(join(tmpdir(), 'nest-lock-pack-'));
-  const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dest], {
-    cwd: repoRoot,
-    encoding: 'utf8',
-  });
+  const env = { ...process.env, NEST_LOCK_PACK_BUILT: '1' };
+  delete env.NODE_OPTIONS;
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dest], { cwd: repoRoot, env, encoding: 'utf8' });
   const [info] = JSON.parse(out) as Array<{ filename: string; files: Array<{ path: string }> }>;
   return { tarball: join(dest, info.filename), files: info.files.map((f) => f.path).sort() };
 }
