@@ -30,7 +30,12 @@ export function packLibrary(): PackedLibrary {
   const dest = mkdtempSync(join(tmpdir(), 'nest-lock-pack-'));
   const env = { ...process.env, NEST_LOCK_PACK_BUILT: '1' };
   delete env.NODE_OPTIONS;
-  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dest], { cwd: repoRoot, env, encoding: 'utf8' });
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dest], {
+    cwd: repoRoot,
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const [info] = JSON.parse(out) as Array<{ filename: string; files: Array<{ path: string }> }>;
   return { tarball: join(dest, info.filename), files: info.files.map((f) => f.path).sort() };
 }

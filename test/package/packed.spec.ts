@@ -5,7 +5,8 @@
  * it with `require` or `import`.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { installUnpacked, packLibrary, repoRoot, type PackedLibrary } from './packed-library.js';
 
@@ -24,11 +25,14 @@ afterAll(() => {
   rmSync(unpacked, { recursive: true, force: true });
 });
 
-function run(command: string, args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
+function run(command: string, args: string[], cwd: string, timeout = 60_000): { status: number | null; stdout: string; stderr: string } {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  return spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: 60_000 });
+  return spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout });
 }
+
+/** The scripts npm runs when a package is installed as a dependency. */
+const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare'];
 
 describe('the packed tarball', () => {
   test('ships the CommonJS build, the ES module entries, the sources the maps point at, README, LICENSE: no tests, bench, sample or fixtures', () => {
@@ -129,4 +133,25 @@ describe('the packed tarball', () => {
     expect(seen.different).toEqual([]);
     expect(seen).toMatchObject({ sameProvider: true, sameService: true, sameHealth: true, sameRedis: true, samePostgres: true, redisIsAProvider: true });
   });
+
+  test('its manifest has no install-time script (the repository keeps prepare, for git installs), so npm installs it without a warning', () => {
+    const scripts = (file: string) => Object.keys((JSON.parse(readFileSync(file, 'utf8')) as { scripts?: object }).scripts ?? {});
+    expect(scripts(join(unpacked, 'node_modules/nest-lock/package.json')).filter((s) => INSTALL_SCRIPTS.includes(s))).toEqual([]);
+    expect(scripts(join(repoRoot, 'package.json'))).toContain('prepare');
+    // postpack put the repository's own manifest back (scripts/packed-manifest.mjs).
+    expect(existsSync(join(repoRoot, 'dist/package.json.before-pack'))).toBe(false);
+
+    const app = mkdtempSync(join(tmpdir(), 'nest-lock-tarball-app-'));
+    try {
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
+      const install = run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', packed.tarball], app, 300_000);
+      expect({ status: install.status, stderr: install.stderr }).toMatchObject({ status: 0 });
+      // npm 11 lists a dependency's install-time scripts as "install-scripts" warnings.
+      expect(install.stdout + install.stderr).not.toMatch(/install-scripts|nest-lock@/);
+      const load = run(process.execPath, ['-e', "console.log(typeof require('nest-lock').LockModule)"], app);
+      expect(load.stdout.trim()).toBe('function');
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
+  }, 360_000);
 });
