@@ -20,7 +20,15 @@ export default {
     '^.+\\.cts$': ['@swc/jest', { ...swc, module: { type: 'commonjs' } }],
   },
   // lib's .cts sources are imported as .cjs; packages' own .cjs files (e.g. @opentelemetry/*) stay as they are.
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^(\\.{1,2}/(?:.*/)?(?:require-peer|lua-source))\\.cjs$': '$1.cts' },
+  // The package's own name (the sample imports `nest-lock`) is lib/'s sources here, as tsconfig.json's paths are for tsc:
+  // one copy of the classes with the tests' own imports of lib/. Node resolves it to the build (dist/) at run time.
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    '^(\\.{1,2}/(?:.*/)?(?:require-peer|lua-source))\\.cjs$': '$1.cts',
+    '^nest-lock$': '<rootDir>/lib/index.ts',
+    '^nest-lock/(health|dashboard)$': '<rootDir>/lib/$1/index.ts',
+    '^nest-lock/(redis|postgres)$': '<rootDir>/lib/stores/$1/index.ts',
+  },
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
   // The example apps under test/apps run their own specs with their own runners.
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/apps/'],

@@ -1,11 +1,10 @@
-import { Controller, Param, Post, UseFilters } from '@nestjs/common';
-import { LockExceptionFilter, Locked } from '../../lib/index.js';
+import { Controller, Param, Post } from '@nestjs/common';
+import { Locked } from 'nest-lock';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A lock per account: two accounts never block each other. A held lock answers 409 through the filter. */
+/** A lock per account, named from the route parameter: two accounts never block each other. */
 @Controller('accounts')
-@UseFilters(new LockExceptionFilter())
 export class AccountsController {
   @Post(':id/recompute')
   @Locked((id: string) => `account:${id}`)

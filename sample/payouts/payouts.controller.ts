@@ -1,5 +1,5 @@
 import { Controller, Post } from '@nestjs/common';
-import { Locked, currentLock } from '../../lib/index.js';
+import { Locked, currentLock } from 'nest-lock';
 import { PayoutsService } from './payouts.service.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -8,17 +8,18 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class PayoutsController {
   constructor(private readonly payouts: PayoutsService) {}
 
-  /** One payout run at a time. No filter here: a held lock answers 500. */
+  /** One payout run at a time: a second caller gets 409 while the first runs. */
   @Post('run')
   @Locked('payouts')
   async run(): Promise<{ status: string; fencingToken: number }> {
     await sleep(2_000);
+    // The fencing token rises with every grant: pass it to storage that can refuse a late writer.
     return { status: 'paid', fencingToken: currentLock()!.fencingToken };
   }
 
   /** Calls a locked service method that waits its turn. */
   @Post('report')
-  report() {
+  report(): Promise<{ report: number; fencingToken: number }> {
     return this.payouts.report();
   }
 }

@@ -4,17 +4,16 @@
  *
  *   node dist/sample/standalone/rebuild-report.js
  *
- * With REDIS_URL set (e.g. redis://127.0.0.1:6379), every copy of this script on
- * every machine excludes the others; without it the lock is in-memory.
+ * With REDIS_URL or DATABASE_URL set, every copy of this script on every
+ * machine excludes the others; without either the lock is in memory.
  */
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { LockModule, LockService, type LockModuleOptions } from '../../lib/index.js';
+import { LockModule, LockService } from 'nest-lock';
+import { lockStoreOptions } from '../lock-store.js';
 
-const options: LockModuleOptions = process.env.REDIS_URL ? { redis: process.env.REDIS_URL } : {};
-
-@Module({ imports: [LockModule.forRoot(options)] })
+@Module({ imports: [LockModule.forRoot(lockStoreOptions())] })
 class ScriptModule {}
 
 async function main(): Promise<void> {

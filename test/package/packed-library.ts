@@ -28,7 +28,7 @@ export function packLibrary(): PackedLibrary {
     throw new Error('dist/cjs or dist/esm is missing: run `npm run build:all` (npm test does) before the package tests');
   }
   const dest = mkdtempSync(join(tmpdir(), 'nest-lock-pack-'));
-  const env = { ...process.env, NEST_LOCK_PACK_BUILT: '1' };
+  const env: NodeJS.ProcessEnv = { ...process.env, NEST_LOCK_PACK_BUILT: '1' };
   delete env.NODE_OPTIONS;
   const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dest], {
     cwd: repoRoot,

@@ -7,7 +7,7 @@
  * marked with `<!-- readme:fragment -->` on the line before it.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -146,4 +146,34 @@ describe('README and docs code blocks', () => {
     expect(output).not.toMatch(/failed/);
     expect(code).toBe(0);
   }, 150_000);
+});
+
+describe('README links', () => {
+  // The README is also the package's page on the npm registry, where docs/ and the other files of the
+  // repository are not: links to them are absolute, to the repository package.json names.
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { repository: { url: string }; homepage: string; bugs: { url: string } };
+  const repository = pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+  const [, owner, name] = /^https:\/\/github\.com\/([^/]+)\/([^/]+)$/.exec(repository) ?? [];
+  const links = [...readFileSync(join(root, 'README.md'), 'utf8').matchAll(/(!?)\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => ({ image: m[1] === '!', target: m[2] }));
+
+  test('package.json names the repository on GitHub, with its homepage and issues', () => {
+    expect(owner).toBeDefined();
+    expect(pkg.homepage).toBe(`${repository}#readme`);
+    expect(pkg.bugs.url).toBe(`${repository}/issues`);
+  });
+
+  test('every link to a file of the repository is absolute, to a file that exists (images from raw.githubusercontent.com)', () => {
+    const relative = links.filter((l) => !/^(https?:|#|mailto:)/.test(l.target));
+    expect(relative).toEqual([]);
+    const blob = `${repository}/blob/main/`;
+    const raw = `https://raw.githubusercontent.com/${owner}/${name}/main/`;
+    const ours = links.filter((l) => l.target.startsWith(blob) || l.target.startsWith(raw) || l.target.startsWith(repository));
+    expect(ours.length).toBeGreaterThan(20);
+    for (const link of ours) {
+      const prefix = link.image ? raw : blob;
+      expect({ link: link.target, absolute: link.target.startsWith(prefix) }).toEqual({ link: link.target, absolute: true });
+      const file = link.target.slice(prefix.length).split('#')[0];
+      expect({ link: link.target, exists: existsSync(join(root, file)) }).toEqual({ link: link.target, exists: true });
+    }
+  });
 });
