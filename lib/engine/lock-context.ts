@@ -12,6 +12,8 @@ export interface LockScope extends LockHandle {
   readonly parentScope: LockScope | undefined;
   /** A lock of several names: its names (it is found by any of them). */
   readonly nameSet?: ReadonlySet<string>;
+  /** Marks the lock lost when its lease is over, though no timer ran since (docs/engine.md, "Leases and renewal"). */
+  checkLease(): void;
 }
 
 /**
@@ -55,7 +57,10 @@ export function findInScope(scope: LockScope | undefined, name: string, managerI
  */
 export function currentLock(name?: string): LockHandle | undefined {
   const scope = lockScope.getStore();
-  return name === undefined ? scope : findInScope(scope, name);
+  const lock = name === undefined ? scope : findInScope(scope, name);
+  // The handle answers from its lease clock: a lock whose lease ran out while the process did not run is lost now.
+  lock?.checkLease();
+  return lock;
 }
 
 /** The entry of a call nested in a call that holds the same lock (`reentrant: true`): runs inside the outer scope, releases nothing. @internal */
