@@ -44,7 +44,9 @@ export function findInScope(scope: LockScope | undefined, name: string, managerI
 
 /**
  * The handle of the lock held by the current call chain: the innermost one,
- * or the one named `name`. `undefined` outside a locked call.
+ * or the one named `name`. `undefined` outside a locked call. It reads the
+ * lease clock: a lock whose lease ran out while the process did not run is
+ * marked lost at this call (its `held` is `false`, its `signal` aborted).
  *
  * @example
  * ```ts
