@@ -942,7 +942,7 @@ export function describeLockProviderConformance(label: string, create: () => Pro
             rmSync(resume, { force: true });
           }
         },
-        30_000,
+        60_000,
       );
     });
   });
