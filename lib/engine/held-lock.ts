@@ -9,6 +9,8 @@ import { TimedNode, type TimedList } from '../shared/timer.js';
 import type { CohortWaiter, LockCohort } from './lock-cohort.js';
 import { now } from '../shared/clock.js';
 import { renewLease, renewalAt } from './lock-renewal.js';
+import { leaseDrift } from './lease-drift.js';
+import { guardLeaseSignal, type LeaseClock } from './lease-signal.js';
 
 /** Settings a held lock needs from the manager. @internal */
 export interface HeldLockContext {
@@ -53,9 +55,12 @@ export type HandOffCohort = Pick<LockCohort<CohortWaiter, HeldLock>, 'handOver' 
 
 /**
  * The engine's {@link LockHandle}; also its own scope node, scoped-call
- * entry and renewal timer node (one object per acquisition). @internal
+ * entry and renewal timer node (one object per acquisition). `held`,
+ * `signal` and release read the lease clock: the lock is lost from
+ * {@link heldUntil} on, whether or not a timer ran since (see docs/engine.md,
+ * "Leases and renewal"). @internal
  */
-export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEntry {
+export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEntry, LeaseClock {
   readonly name: string;
   readonly key: string;
   readonly owner: string;
@@ -72,6 +77,8 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   private state: 'held' | 'lost' | 'released' = 'held';
   /** Local time at which the store's lease ends unless extended (measured from before the call that set it). @internal */
   leaseEnd: number;
+  /** Local time from which the lock is not held: {@link leaseEnd} less the lease's drift margin ({@link leaseDrift}). @internal */
+  heldUntil: number;
   /** The callers of this process for the same key, when the store reserves fencing tokens for local hand-offs. @internal */
   cohort: HandOffCohort | undefined;
   /** The grant came after waiting behind another holder. @internal */
@@ -93,20 +100,39 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     this.settings = grant.settings;
     this.managerId = ctx.managerId;
     this.acquiredAt = grant.leaseStartedAt;
-    this.leaseEnd = grant.leaseStartedAt + Math.min(grant.leaseMs, grant.settings.ttl);
+    const leaseMs = Math.min(grant.leaseMs, grant.settings.ttl);
+    this.leaseEnd = grant.leaseStartedAt + leaseMs;
+    this.heldUntil = this.leaseEnd - leaseDrift(leaseMs);
     this.schedule(grant.leaseStartedAt);
   }
 
   get signal(): AbortSignal {
+    this.checkLease();
     if (!this.controller) {
       this.controller = new AbortController();
       if (this.lostReason) this.controller.abort(this.lostReason);
+      else if (this.state === 'held') guardLeaseSignal(this.controller.signal, this);
     }
     return this.controller.signal;
   }
 
   get held(): boolean {
+    this.checkLease();
     return this.state === 'held';
+  }
+
+  /** Marks the lock lost when its lease is over, though no timer ran since (the process did not run): one clock read. @internal */
+  checkLease(): void {
+    if (this.state !== 'held') return;
+    const t = now();
+    if (t >= this.heldUntil) this.leaseRanOut(t);
+  }
+
+  /** A local hand-off: this lock goes on with `from`'s store lease, so it is held no longer than `from` would have been. @internal */
+  continueLease(from: HeldLock): void {
+    if (from.heldUntil >= this.heldUntil) return;
+    this.heldUntil = from.heldUntil;
+    this.schedule();
   }
 
   get names(): readonly string[] {
@@ -136,7 +162,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     if (!(typeof ms === 'number' && Number.isFinite(ms) && ms > 0)) {
       throw new LockOptionsError(optionMessage(`extend(ms) of lock "${this.name}"`, 'ms', 'a finite number > 0', ms));
     }
-    if (this.state !== 'held') {
+    if (!this.held) {
       throw this.lostReason ?? new LockLostError(this.name, lostDetails.alreadyReleased);
     }
     const started = now();
@@ -146,7 +172,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
       this.lose(lostDetails.takenOver);
       throw this.lostReason!;
     }
-    this.leaseEnd = started + ms;
+    this.setLease(started, ms);
     this.ctx.emit({ type: 'extended', name: this.name, fencingToken: this.fencingToken, ttl: ms });
     this.schedule();
   }
@@ -159,11 +185,13 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   /** {@link release}, answering synchronously when the store does. Never throws. @internal */
   exit(): MaybePromise<boolean> {
     if (this.state === 'released') return false;
+    const t = now();
+    // A lease over before any timer could tell (the process did not run) is lost, not released.
+    if (this.state === 'held' && t >= this.heldUntil) this.leaseRanOut(t);
     const wasHeld = this.state === 'held';
     this.state = 'released';
     this.ctx.held.remove(this);
     const cohort = this.cohort;
-    const t = cohort || this.settings.holdAtLeast !== undefined || this.ctx.observed ? now() : 0;
     const heldMs = t - this.acquiredAt;
     const remainingMin = this.settings.holdAtLeast === undefined ? 0 : this.settings.holdAtLeast - heldMs;
     // A waiter of this process queued before the store granted the key: it takes over, with no store call.
@@ -179,8 +207,9 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     let done: MaybePromise<boolean>;
     try {
       done =
-        wasHeld && remainingMin >= 1
-          ? // holdAtLeast: keep the key until the minimum has passed, so a late replica cannot run again.
+        remainingMin >= 1
+          ? // holdAtLeast: keep the key until the minimum has passed, so a late replica cannot run again
+            // (owner-checked: after a loss it keeps the key only if the store still has it under this owner).
             this.ctx.provider.extend(this.key, this.owner, Math.ceil(remainingMin))
           : // Owner-checked, so harmless after a loss; frees the key sooner if the store still has it.
             this.ctx.provider.release(this.key, this.owner);
@@ -231,10 +260,16 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     this.controller?.abort(reason);
   }
 
-  /** Asks for the next call: the next renewal, or the end of the lease, whichever comes first. */
+  /** The store confirmed a lease of `ms` that started at `started` (before the call). */
+  private setLease(started: number, ms: number): void {
+    this.leaseEnd = started + ms;
+    this.heldUntil = this.leaseEnd - leaseDrift(ms);
+  }
+
+  /** Asks for the next call: the next renewal, or the end of the lease (less its margin), whichever comes first. */
   private schedule(t = now()): void {
     if (this.state !== 'held') return; // release() and lose() already left the list
-    let at = this.leaseEnd;
+    let at = this.heldUntil;
     if (this.settings.renew && !this.renewing) {
       // Every third of the ttl, and before a shorter lease (a hand-off not renewed yet) is half gone.
       // (moved a little earlier, onto a grid of ticks, when the store renews many locks in one call)
@@ -253,21 +288,26 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   onTimer(): void {
     if (this.state !== 'held') return;
     const t = now();
-    if (t >= this.leaseEnd) {
-      const detail = this.capped
-        ? lostDetails.maxHold(this.settings.maxHold)
-        : this.renewing
-          ? lostDetails.renewalUnreachable(this.settings.ttl)
-          : this.settings.renew
-            ? lostDetails.notRenewedInTime(this.settings.ttl)
-            : lostDetails.renewOff(this.settings.ttl);
-      this.lose(detail);
+    if (t >= this.heldUntil) {
+      this.leaseRanOut(t);
       return;
     }
     if (this.settings.renew && !this.renewing && this.renewalCap() > t) {
       this.renew();
     }
     this.schedule();
+  }
+
+  /** The lease is over at `t` (less its margin): lost, saying why, and that the process did not run when it ended (seen past the lease's end). */
+  private leaseRanOut(t: number): void {
+    const detail = this.capped
+      ? lostDetails.maxHold(this.settings.maxHold)
+      : this.renewing
+        ? lostDetails.renewalUnreachable(this.settings.ttl)
+        : this.settings.renew
+          ? lostDetails.notRenewedInTime(this.settings.ttl)
+          : lostDetails.renewOff(this.settings.ttl);
+    this.lose(t >= this.leaseEnd ? lostDetails.notRunning(detail, Math.round(t - this.heldUntil)) : detail);
   }
 
   private renew(): void {
@@ -293,7 +333,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
       this.lose(lostDetails.takenOver);
       return;
     }
-    this.leaseEnd = started + ttl;
+    this.setLease(started, ttl);
     this.ctx.emit({ type: 'extended', name: this.name, fencingToken: this.fencingToken, ttl });
     this.schedule();
   }

@@ -259,6 +259,7 @@ export class LockAcquirer {
     }
     // Not closed (close() empties the local queues first), so the lock is there at once.
     const held = lock as HeldLock;
+    held.continueLease(from);
     held.cohort = cohort;
     cohort.hold(held);
     waiter.settle(held);

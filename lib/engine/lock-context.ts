@@ -12,6 +12,8 @@ export interface LockScope extends LockHandle {
   readonly parentScope: LockScope | undefined;
   /** A lock of several names: its names (it is found by any of them). */
   readonly nameSet?: ReadonlySet<string>;
+  /** Marks the lock lost when its lease is over, though no timer ran since (docs/engine.md, "Leases and renewal"). */
+  checkLease(): void;
 }
 
 /**
@@ -42,7 +44,9 @@ export function findInScope(scope: LockScope | undefined, name: string, managerI
 
 /**
  * The handle of the lock held by the current call chain: the innermost one,
- * or the one named `name`. `undefined` outside a locked call.
+ * or the one named `name`. `undefined` outside a locked call. It reads the
+ * lease clock: a lock whose lease ran out while the process did not run is
+ * marked lost at this call (its `held` is `false`, its `signal` aborted).
  *
  * @example
  * ```ts
@@ -55,7 +59,10 @@ export function findInScope(scope: LockScope | undefined, name: string, managerI
  */
 export function currentLock(name?: string): LockHandle | undefined {
   const scope = lockScope.getStore();
-  return name === undefined ? scope : findInScope(scope, name);
+  const lock = name === undefined ? scope : findInScope(scope, name);
+  // The handle answers from its lease clock: a lock whose lease ran out while the process did not run is lost now.
+  lock?.checkLease();
+  return lock;
 }
 
 /** The entry of a call nested in a call that holds the same lock (`reentrant: true`): runs inside the outer scope, releases nothing. @internal */

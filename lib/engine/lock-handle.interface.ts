@@ -25,9 +25,16 @@ export interface LockHandle {
   readonly fencingToken: number;
   /** The fencing token of each name it holds: `{ [name]: fencingToken }` for a lock of one name. */
   readonly fencingTokens: Readonly<Record<string, number>>;
-  /** Aborts, with a {@link LockLostError} as its `reason`, when the lock (any of its names) is lost while held. */
+  /**
+   * Aborts, with a {@link LockLostError} as its `reason`, when the lock (any of its names) is lost while held.
+   * Its `aborted`, `reason` and `throwIfAborted()` read the lease clock first: right at once after a pause.
+   */
   readonly signal: AbortSignal;
-  /** `true` until released or lost (for several names: while every one is held). */
+  /**
+   * `true` until released or lost (for several names: while every one is held). Read from the local lease
+   * clock: `false` from the end of the last confirmed lease less a drift margin (1 % of it + 2 ms) on, even
+   * when the process did not run meanwhile (see docs/guarantees.md).
+   */
   readonly held: boolean;
   /**
    * Sets the lease to end `ms` from now (default: the lock's `ttl`).

@@ -197,7 +197,9 @@ export class LockManager {
    */
   current(name?: string): LockHandle | undefined {
     const scope = lockScope.getStore();
-    return name === undefined ? scope : findInScope(scope, name, this.id);
+    const lock = name === undefined ? scope : findInScope(scope, name, this.id);
+    lock?.checkLease(); // (as currentLock())
+    return lock;
   }
 
   /**

@@ -2,12 +2,13 @@ import type { HeldLock } from './held-lock.js';
 import type { LockHandle } from './lock-handle.interface.js';
 import { lockScope, type LockEntry, type LockScope } from './lock-context.js';
 import { isThenable, type MaybePromise } from '../contract/lock-provider.js';
+import { guardLeaseSignal, type LeaseClock } from './lease-signal.js';
 
 /** A name of a multi-name lock that an outer lock of the call chain already holds (a `reentrant` nested call): used, not taken. @internal */
 export interface ReusedName {
   readonly name: string;
   /** The outer lock that holds it. */
-  readonly handle: LockHandle;
+  readonly handle: LockScope;
 }
 
 /**
@@ -19,7 +20,7 @@ export interface ReusedName {
  * that lock's {@link LockLostError}. It is its own scope node (found by any
  * of its names) and scoped-call entry. @internal
  */
-export class MultiLock implements LockHandle, LockScope, LockEntry {
+export class MultiLock implements LockHandle, LockScope, LockEntry, LeaseClock {
   readonly name: string;
   readonly key: string;
   readonly names: readonly string[];
@@ -52,12 +53,20 @@ export class MultiLock implements LockHandle, LockScope, LockEntry {
     this.fencingToken = tokens[this.names[0]];
   }
 
-  /** `true` while every one of its names is held. */
+  /** `true` while every one of its names is held (each read on its lease clock). */
   get held(): boolean {
     return !this.done && this.parts.every((p) => p.held) && this.reused.every((r) => r.handle.held);
   }
 
+  /** Marks each of its locks lost whose lease is over (the signal of a lost one aborts this one's). */
+  checkLease(): void {
+    if (this.done) return;
+    for (const part of this.parts) part.checkLease();
+    for (const { handle } of this.reused) handle.checkLease();
+  }
+
   get signal(): AbortSignal {
+    this.checkLease();
     if (!this.controller) {
       const controller = (this.controller = new AbortController());
       for (const handle of [...this.parts, ...this.reused.map((r) => r.handle)]) {
@@ -70,6 +79,7 @@ export class MultiLock implements LockHandle, LockScope, LockEntry {
         signal.addEventListener('abort', onAbort, { once: true });
         this.unlisten.push(() => signal.removeEventListener('abort', onAbort));
       }
+      if (!controller.signal.aborted && !this.done) guardLeaseSignal(controller.signal, this);
     }
     return this.controller.signal;
   }

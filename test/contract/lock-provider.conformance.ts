@@ -10,9 +10,23 @@
  * Keys are unique per test, so suites can share a store.
  */
 import { randomBytes } from 'node:crypto';
-import { LockOptionsError, type LockAcquireRequest, type LockGrant, type LockInspectPage, type LockProvider, type StoredLock } from '../../lib/index.js';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  LockLostError,
+  LockManager,
+  LockOptionsError,
+  type LockAcquireRequest,
+  type LockGrant,
+  type LockInspectPage,
+  type LockProvider,
+  type StoredLock,
+} from '../../lib/index.js';
 import { ownerTokenFor } from '../../lib/shared/owner-token.js';
+import { ChildLines, spawnFixture } from '../support/child-process.js';
 import { sleep } from '../support/sleep.js';
+import type { ChildStore } from './fixtures/child-store.js';
 
 export interface ConformanceTarget {
   provider: LockProvider;
@@ -23,6 +37,8 @@ export interface ConformanceTarget {
   peer?: LockProvider;
   /** Called after the suite, after provider.close(). */
   cleanup?: () => Promise<void>;
+  /** How a child process opens the same store (the paused-holder case runs a holder in one). */
+  child: ChildStore;
 }
 
 /** How much of the contract a store keeps. */
@@ -862,6 +878,72 @@ export function describeLockProviderConformance(label: string, create: () => Pro
         ]),
       ).toEqual([false, true]);
       for (const k of mine) expect(await p.release(k, 'a')).toBe(true);
+    });
+
+    describe('a holder whose process does not run past its lease (through LockManager)', () => {
+      /** What its LockLostError says: why the lease ended, that the process was not running, and for how long after the end. */
+      const NOT_RUNNING = /the lease ran out while this process was not running .*: it ran again \d+ ms after the end of the lease/;
+      const silent = { debug() {}, warn() {}, error() {} };
+      const managers: LockManager[] = [];
+      const manager = (q: LockProvider = p): LockManager => {
+        const m = new LockManager({ provider: q, logger: silent });
+        managers.push(m);
+        return m;
+      };
+      afterEach(async () => {
+        for (const m of managers.splice(0)) await m.close();
+      });
+
+      test.each([false, true])(
+        'a blocked event loop (renew: %s): the first synchronous read after it says not held, the signal read before it is aborted, another instance gets a higher token',
+        async (renew) => {
+          const name = token();
+          const h = await manager().acquire(name, { ttl: 300, renew });
+          const signal = h.signal;
+          const end = performance.now() + 700;
+          while (performance.now() < end); // as a long synchronous task, a GC pause or SIGSTOP would
+          expect(signal.aborted).toBe(true);
+          expect(h.held).toBe(false);
+          expect(() => signal.throwIfAborted()).toThrow(LockLostError);
+          expect((signal.reason as Error).message).toMatch(NOT_RUNNING);
+          const other = await manager(target.peer ?? p).tryAcquire(name);
+          expect(other).not.toBeNull();
+          expect(other!.fencingToken).toBeGreaterThan(h.fencingToken);
+          expect(await h.release()).toBe(false); // lost, not released: the new holder keeps the lock
+          expect(other!.held).toBe(true);
+          expect(await other!.release()).toBe(true);
+        },
+      );
+
+      test.each([false, true])(
+        'a child process stopped with SIGSTOP past its lease (renew: %s) while another process takes the lock: on SIGCONT its first synchronous reads say not held and aborted; the other holder has a higher token',
+        async (renew) => {
+          const store = target.child;
+          const name = token();
+          const resume = join(tmpdir(), `nest-lock-resume-${token()}`);
+          const child = spawnFixture(new URL('./fixtures/paused-holder.js', import.meta.url), { store, name, ttl: 1_000, renew, resume });
+          const lines = new ChildLines(child);
+          try {
+            const held = Number(await lines.next('held'));
+            child.kill('SIGSTOP');
+            const resumeAt = performance.now() + 2_500; // well past the child's 1 s lease
+            // Another process (this one) takes the lock while the holder is stopped; the in-memory store is the child's own.
+            const other = store.kind === 'memory' ? undefined : await manager(target.peer ?? p).acquire(name, { ttl: 30_000, waitTimeout: 15_000 });
+            await sleep(resumeAt - performance.now());
+            writeFileSync(resume, '');
+            child.kill('SIGCONT');
+            const seen = JSON.parse(await lines.next('resumed')) as Record<string, unknown>;
+            expect(seen).toEqual({ aborted: true, currentHeld: false, held: false, threw: 'LockLostError', reason: expect.stringMatching(NOT_RUNNING) });
+            const otherToken = other ? other.fencingToken : Number(await lines.next('other'));
+            expect(otherToken).toBeGreaterThan(held);
+            if (other) expect(other.held).toBe(true);
+          } finally {
+            child.kill('SIGKILL');
+            rmSync(resume, { force: true });
+          }
+        },
+        60_000,
+      );
     });
   });
 }

@@ -10,6 +10,7 @@ describeLockProviderConformance(
     provider: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
     peer: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
     cleanup: () => dropLockTables(table),
+    child: { kind: 'postgres', connection: POSTGRES_URL, tableName: table },
   }),
   { acquireMany: false },
 );

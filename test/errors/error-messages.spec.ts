@@ -6,7 +6,7 @@
  */
 import 'reflect-metadata';
 import { Test } from '@nestjs/testing';
-import { InMemoryLockProvider, LockError, LockManager, LockModule, LockOptionsError, LockStoreError, Locked } from '../../lib/index.js';
+import { InMemoryLockProvider, LockError, LockLostError, LockManager, LockModule, LockOptionsError, LockStoreError, Locked } from '../../lib/index.js';
 import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import { MinimalLockProvider } from '../support/minimal-lock-provider.js';
@@ -167,6 +167,21 @@ const cases: Array<[what: string, run: () => unknown, subject: RegExp, type: new
     () => new LockManager({ provider: new MinimalLockProvider('custom') }).withLock('job', () => 1, { mode: 'shared' }),
     /Lock "job": the "custom" store/,
     LockOptionsError,
+  ],
+  [
+    'a lease that ran out while the process did not run',
+    async () => {
+      const lock = await new LockManager({ provider: new InMemoryLockProvider(), logger: { debug() {}, warn() {}, error() {} } }).acquire('job', {
+        ttl: 100,
+        renew: false,
+      });
+      const signal = lock.signal;
+      const end = performance.now() + 300;
+      while (performance.now() < end); // a long synchronous task
+      signal.throwIfAborted();
+    },
+    /Lock "job" was lost: its 100 ms lease ended \(renew is off\); the lease ran out while this process was not running .*: it ran again \d+ ms after/,
+    LockLostError,
   ],
 ];
 

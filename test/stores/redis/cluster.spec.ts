@@ -25,6 +25,7 @@ afterAll(async () => {
 
 describeLockProviderConformance('RedisLockProvider on a 3-master Redis Cluster', async () => ({
   provider: new RedisLockProvider({ redis: await connect() }),
+  child: { kind: 'redis-cluster', nodes: cluster!.startupNodes },
 }));
 
 describe('RedisLockProvider on a Redis Cluster', () => {
