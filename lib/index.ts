@@ -6,7 +6,14 @@ export { LockExceptionFilter, LOCK_EXCEPTION_FILTER_OPTIONS, type LockExceptionF
 export { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from './contract/lock-provider.js';
 export { InMemoryLockProvider, type InMemoryHoldOptions } from './stores/memory/index.js';
 export { createLockProvider } from './stores/lock-provider.factory.js';
-export { DEFAULT_TTL, DEFAULT_KEY_PREFIX, DEFAULT_COMMAND_TIMEOUT } from './contract/lock.constants.js';
+export {
+  DEFAULT_TTL,
+  DEFAULT_KEY_PREFIX,
+  DEFAULT_COMMAND_TIMEOUT,
+  MAX_DURATION_MS,
+  MAX_LOCK_NAME_LENGTH,
+  MAX_KEY_PREFIX_LENGTH,
+} from './contract/lock.constants.js';
 export { LockManager, type LockManagerOptions } from './engine/lock-manager.js';
 export type { LockHandle } from './engine/lock-handle.interface.js';
 export { currentLock } from './engine/lock-context.js';

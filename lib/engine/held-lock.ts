@@ -1,16 +1,17 @@
 import { lockScope, type LockEntry, type LockScope } from './lock-context.js';
 import type { LockHandle } from './lock-handle.interface.js';
-import { LockLostError, LockOptionsError } from '../errors/lock.errors.js';
+import { LockLostError } from '../errors/lock.errors.js';
 import type { LockEvent } from '../contract/lock-events.interface.js';
 import { isThenable, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
 import type { LockLogger } from '../contract/lock-logger.interface.js';
-import { lostDetails, optionMessage, releaseFailedLog, renewFailedLog } from '../errors/lock.messages.js';
+import { lostDetails, releaseFailedLog, renewFailedLog } from '../errors/lock.messages.js';
 import { TimedNode, type TimedList } from '../shared/timer.js';
 import type { CohortWaiter, LockCohort } from './lock-cohort.js';
 import { now } from '../shared/clock.js';
 import { renewLease, renewalAt } from './lock-renewal.js';
 import { leaseDrift } from './lease-drift.js';
 import { guardLeaseSignal, type LeaseClock } from './lease-signal.js';
+import { assertDuration } from '../contract/lock-limits.validation.js';
 
 /** Settings a held lock needs from the manager. @internal */
 export interface HeldLockContext {
@@ -159,9 +160,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   }
 
   async extend(ms: number = this.settings.ttl): Promise<void> {
-    if (!(typeof ms === 'number' && Number.isFinite(ms) && ms > 0)) {
-      throw new LockOptionsError(optionMessage(`extend(ms) of lock "${this.name}"`, 'ms', 'a finite number > 0', ms));
-    }
+    assertDuration(ms, 'ms', `extend(ms) of lock "${this.name}"`, false);
     if (!this.held) {
       throw this.lostReason ?? new LockLostError(this.name, lostDetails.alreadyReleased);
     }

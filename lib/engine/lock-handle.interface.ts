@@ -38,7 +38,7 @@ export interface LockHandle {
   readonly held: boolean;
   /**
    * Sets the lease to end `ms` from now (default: the lock's `ttl`).
-   * @throws {LockOptionsError} when `ms` is not a finite number > 0.
+   * @throws {LockOptionsError} when `ms` is not a number of ms > 0 and at most `MAX_DURATION_MS` (2^31 − 1).
    * @throws {LockLostError} when the lock is no longer held by this handle.
    * @throws {LockStoreError} when the store fails.
    */

@@ -14,6 +14,8 @@ import type { LockManagerOptions } from './lock-manager-options.interface.js';
 import type { ResolvedCallOptions } from './resolved-call-options.js';
 import type { LockProvider } from '../contract/lock-provider.js';
 import { assertTelemetryOptions } from '../telemetry/lock-telemetry-options.validation.js';
+import { assertDuration, assertNameText } from '../contract/lock-limits.validation.js';
+import { MAX_KEY_PREFIX_LENGTH, MAX_LOCK_NAME_LENGTH } from '../contract/lock.constants.js';
 
 const ON_HELD = ['throw', 'skip', 'wait'];
 const MODES = ['shared', 'exclusive'];
@@ -22,9 +24,14 @@ const CALL_KEYS = new Set(['ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', '
 export const DEFAULTS_KEYS = ['keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'localHandOff', 'instanceId', 'telemetry'] as const;
 const MANAGER_KEYS = new Set<string>(DEFAULTS_KEYS);
 
-/** Checks a lock name; returns it. `where` says where the name came from, for the message. */
+/**
+ * Checks a lock name (a non-empty string of at most {@link MAX_LOCK_NAME_LENGTH}
+ * UTF-16 code units, no control character, no lone surrogate); returns it.
+ * `where` says where the name came from, for the message.
+ */
 export function assertLockName(name: unknown, where: string): string {
   if (typeof name !== 'string' || name.length === 0) throw new LockOptionsError(lockNameMessage(where, name));
+  assertNameText(name, MAX_LOCK_NAME_LENGTH, where, 'lock name');
   // `order:${dto}` with an object: every call would share one lock.
   if (name.includes('[object ')) throw new LockOptionsError(objectInNameMessage(where, name));
   return name;
@@ -41,14 +48,6 @@ export function assertLockNames(names: unknown, where: string): string | readonl
   for (let i = 0; i < names.length; i++) assertLockName(names[i], `${where} (names[${i}])`);
   const sorted = [...new Set(names as string[])].sort();
   return sorted.length === 1 ? sorted[0] : sorted;
-}
-
-/** Checks a duration in ms (absent is fine). @internal */
-export function assertDuration(value: unknown, option: string, where: string, allowZero: boolean): void {
-  if (value === undefined) return;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new LockOptionsError(optionMessage(where, option, `a finite number of milliseconds ${allowZero ? '>= 0' : '> 0'}`, value));
-  }
 }
 
 /** Checks a plain object with only known keys (undefined values count as absent). @internal */
@@ -137,6 +136,7 @@ export function assertDefaults(o: Record<string, unknown>, where: string): void 
   if (o.keyPrefix !== undefined && typeof o.keyPrefix !== 'string') {
     throw new LockOptionsError(optionMessage(where, 'keyPrefix', 'a string', o.keyPrefix));
   }
+  if (o.keyPrefix !== undefined) assertNameText(o.keyPrefix, MAX_KEY_PREFIX_LENGTH, where, 'keyPrefix');
   assertDuration(o.ttl, 'ttl', where, false);
   assertDuration(o.waitTimeout, 'waitTimeout', where, true);
   assertDuration(o.maxHold, 'maxHold', where, false);

@@ -1,14 +1,17 @@
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { optionMessage, unknownOptionMessage } from '../errors/lock.messages.js';
 import type { CampaignOptions } from './leader-options.interface.js';
+import { assertDuration, assertNameText } from '../contract/lock-limits.validation.js';
+import { MAX_LOCK_NAME_LENGTH } from '../contract/lock.constants.js';
 
 const KEYS = new Set(['ttl', 'retryDelay', 'instanceId', 'run']);
 
-/** Checks a leader name; returns it. */
+/** Checks a leader name (the rules of a lock name: {@link MAX_LOCK_NAME_LENGTH} UTF-16 code units at most, no control character, no lone surrogate); returns it. */
 export function assertLeaderName(name: unknown, where: string): string {
   if (typeof name !== 'string' || name.length === 0) {
     throw new LockOptionsError(optionMessage(where, 'a leader name', 'a non-empty string', name));
   }
+  assertNameText(name, MAX_LOCK_NAME_LENGTH, where, 'leader name');
   return name;
 }
 
@@ -24,15 +27,8 @@ export function assertLeaderOptions(options: unknown, where: string): asserts op
       throw new LockOptionsError(unknownOptionMessage(where, key, KEYS));
     }
   }
-  for (const [key, min] of [
-    ['ttl', 1],
-    ['retryDelay', 0],
-  ] as const) {
-    const v = o[key];
-    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= min)) {
-      throw new LockOptionsError(optionMessage(where, key, `a finite number of milliseconds ${min === 0 ? '>= 0' : '> 0'}`, v));
-    }
-  }
+  assertDuration(o.ttl, 'ttl', where, false);
+  assertDuration(o.retryDelay, 'retryDelay', where, true);
   if (o.instanceId !== undefined) assertInstanceId(o.instanceId, where);
   if (o.run !== undefined && typeof o.run !== 'function') {
     throw new LockOptionsError(optionMessage(where, 'run', 'a function', o.run));

@@ -2,6 +2,7 @@ import type { HeldLock } from '../engine/held-lock.js';
 import { LockLostError } from '../errors/lock.errors.js';
 import type { LeadershipEndReason } from '../contract/lock-events.interface.js';
 import { now } from '../shared/clock.js';
+import { timerDelay } from '../shared/timer.js';
 
 /**
  * This replica's leadership of a name, for one term: from election until it
@@ -158,7 +159,7 @@ export class LeaderTerm implements Leadership {
         this.check();
         if (this.reason === undefined) this.arm();
       },
-      Math.max(1, this.deadline - now()),
+      timerDelay(Math.max(1, this.deadline - now())),
     );
     this.timer.unref?.();
   }

@@ -14,7 +14,13 @@ export interface TimerTarget {
 /** The value `schedule` takes for "no call wanted". @internal */
 export const NEVER = Infinity;
 
-const MAX_TIMER = 2 ** 31 - 1;
+/** The longest delay a Node timer takes (2^31 − 1 ms, about 24.8 days); a longer one fires after 1 ms. @internal */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** `ms` as a timer delay: at least 0, at most {@link MAX_TIMER_MS} (a caller re-arms when it fires early). @internal */
+export function timerDelay(ms: number): number {
+  return Math.min(MAX_TIMER_MS, Math.max(0, ms));
+}
 
 class SharedTimer {
   private readonly due = new Map<TimerTarget, number>();
@@ -34,7 +40,7 @@ class SharedTimer {
   private arm(at: number): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.armedAt = at;
-    this.timer = setTimeout(() => this.fire(), Math.min(MAX_TIMER, Math.max(0, at - now())));
+    this.timer = setTimeout(() => this.fire(), timerDelay(at - now()));
     this.timer.unref?.();
   }
 

@@ -3,6 +3,7 @@ import { describeValue, oneStoreMessage, optionMessage } from '../errors/lock.me
 import { LockProvider } from '../contract/lock-provider.js';
 import { assertPostgresConnection, assertRedisConnection } from './connection-options.validation.js';
 import type { LockStoreOptions } from './lock-store-options.interface.js';
+import { assertDuration } from '../contract/lock-limits.validation.js';
 
 /**
  * Checks the store options of an options object (other keys are the
@@ -16,9 +17,7 @@ export function assertStoreOptions(options: unknown, where: string): asserts opt
   if (o.provider !== undefined && !(o.provider instanceof LockProvider)) {
     throw new LockOptionsError(optionMessage(where, 'provider', 'an instance of a LockProvider subclass', o.provider));
   }
-  if (o.commandTimeout !== undefined && !(typeof o.commandTimeout === 'number' && Number.isFinite(o.commandTimeout) && o.commandTimeout > 0)) {
-    throw new LockOptionsError(optionMessage(where, 'commandTimeout', 'a finite number of milliseconds > 0', o.commandTimeout));
-  }
+  assertDuration(o.commandTimeout, 'commandTimeout', where, false);
   const stores = ['provider', 'redis', 'postgres'].filter((k) => o[k] !== undefined);
   if (stores.length > 1) {
     throw new LockOptionsError(oneStoreMessage(where, stores));

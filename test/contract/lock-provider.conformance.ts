@@ -27,6 +27,7 @@ import { ownerTokenFor } from '../../lib/shared/owner-token.js';
 import { ChildLines, spawnFixture } from '../support/child-process.js';
 import { sleep } from '../support/sleep.js';
 import type { ChildStore } from './fixtures/child-store.js';
+import { describeInputLimitsConformance } from './lock-input-limits.conformance.js';
 
 export interface ConformanceTarget {
   provider: LockProvider;
@@ -76,6 +77,8 @@ export function describeLockProviderConformance(label: string, create: () => Pro
     beforeEach(() => {
       key = `conformance:${token()}`;
     });
+
+    describeInputLimitsConformance(() => p);
 
     const take = (k: string, owner: string, ttl = 30_000) => p.acquire({ key: k, owner, ttl, wait: false });
     /**

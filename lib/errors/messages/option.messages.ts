@@ -46,3 +46,21 @@ export const providerOptionsMessage = (provider: string, example: string): strin
 export const limitMismatchMessage = (key: string, recorded: number, requested: number): string =>
   `Lock "${key}": requested with limit ${requested}, but the store holds or queues it with limit ${recorded}. ` +
   'Give every caller of this name the same limit.';
+
+const DURATION_RANGE = 'at most 2147483647 (2^31 − 1 ms, about 24.8 days)';
+
+/** `lower`: the lower bound as it reads, e.g. `> 0`, `>= 60000`. */
+export const durationMessage = (where: string, option: string, lower: string, value: unknown): string =>
+  optionMessage(where, option, `a finite number of milliseconds ${lower} and ${DURATION_RANGE}`, value);
+
+/** A long name or prefix reads as its first 40 characters. */
+const shortText = (text: string): string => (text.length > 40 ? `${JSON.stringify(text.slice(0, 40))}... (${text.length} characters)` : JSON.stringify(text));
+
+export const nameTooLongMessage = (where: string, what: string, text: string, max: number): string =>
+  `${where}: a ${what} must be at most ${max} characters (UTF-16 code units, as String.length counts them), got ${shortText(text)}. ` +
+  'Use a shorter name (e.g. a hash of the long part).';
+
+export const nameCharacterMessage = (where: string, what: string, text: string, index: number, code: number): string =>
+  `${where}: the ${what} ${shortText(text)} holds ${code >= 0xd800 && code <= 0xdfff ? 'a lone surrogate' : 'a control character'} ` +
+  `U+${code.toString(16).toUpperCase().padStart(4, '0')} at index ${index}; a ${what} may hold any Unicode text except control characters ` +
+  '(U+0000-U+001F, U+007F-U+009F) and lone surrogates (half of a UTF-16 pair, which no store can keep).';

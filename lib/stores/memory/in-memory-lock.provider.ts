@@ -5,10 +5,10 @@ import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type
 import { ownerTokenFor } from '../../shared/owner-token.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { now } from '../../shared/clock.js';
+import { MAX_TIMER_MS, timerDelay } from '../../shared/timer.js';
+import { assertDuration } from '../../contract/lock-limits.validation.js';
 import type { LockMode } from '../../contract/lock-options.interface.js';
 import { isThenable, type LockBatchRequest, type LockExtension } from '../../contract/lock-provider.js';
-
-const MAX_TIMER = 2 ** 31 - 1;
 
 /** What {@link InMemoryLockProvider.hold} may be told besides the name. */
 export interface InMemoryHoldOptions {
@@ -218,8 +218,9 @@ export class InMemoryLockProvider extends LockProvider {
    * ```
    */
   async hold(name: string, options: number | InMemoryHoldOptions = {}): Promise<() => Promise<void>> {
-    const { ttl = MAX_TIMER, instanceId, mode, permits = 1, limit } = typeof options === 'number' ? { ttl: options } : options;
+    const { ttl = MAX_TIMER_MS, instanceId, mode, permits = 1, limit } = typeof options === 'number' ? { ttl: options } : options;
     const where = `InMemoryLockProvider.hold(${JSON.stringify(name)})`;
+    assertDuration(ttl, 'ttl', where, false);
     if (!Number.isInteger(permits) || permits < 1) throw new LockOptionsError(optionMessage(where, 'permits', 'an integer >= 1', permits));
     if (limit !== undefined && mode === 'shared') throw new LockOptionsError(optionMessage(where, 'limit', "absent with mode 'shared'", limit));
     if (limit !== undefined && (!Number.isInteger(limit) || limit < permits))
@@ -311,7 +312,7 @@ export class InMemoryLockProvider extends LockProvider {
       clearTimeout(entry.expiry);
     }
     const t = now();
-    const delay = Math.min(MAX_TIMER, Math.max(0, at - t));
+    const delay = timerDelay(at - t);
     entry.expiryAt = t + delay;
     entry.expiry = setTimeout(() => {
       entry.expiry = undefined;

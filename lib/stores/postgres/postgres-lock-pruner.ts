@@ -2,6 +2,7 @@ import type { LockLogger } from '../../contract/lock-logger.interface.js';
 import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
 import { optionMessage, pruneFailedLog, prunedLog, unknownOptionMessage } from '../../errors/lock.messages.js';
 import { now } from '../../shared/clock.js';
+import { assertDuration } from '../../contract/lock-limits.validation.js';
 import { sharedTimer, type TimerTarget } from '../../shared/timer.js';
 import type { PostgresLockDatabase } from './postgres-lock-database.js';
 import type { PostgresLockPruneOptions } from './postgres-lock-options.interface.js';
@@ -47,13 +48,12 @@ export function postgresLockPruneSettings(option: unknown): PostgresLockPruneSet
 }
 
 /**
- * Checks an age for pruning: a finite number of ms, at least a minute.
+ * Checks an age for pruning: a finite number of ms, at least a minute, at
+ * most `MAX_DURATION_MS` (as every duration; a larger one overflowed the interval).
  * @throws {LockOptionsError} naming `where` and `option`.
  */
 function assertPruneAge(olderThanMs: unknown, where: string, option: string): asserts olderThanMs is number {
-  if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 60_000) {
-    throw new LockOptionsError(optionMessage(where, option, 'a finite number of milliseconds >= 60000', olderThanMs));
-  }
+  assertDuration(olderThanMs ?? NaN, option, where, false, 60_000);
 }
 
 /**
@@ -93,7 +93,7 @@ export class PostgresLockPruner implements TimerTarget {
   /**
    * Deletes every row of a lock unused for more than `olderThanMs`, in
    * batches of {@link BATCH}, and answers how many.
-   * @throws {LockOptionsError} for an age under a minute or not a finite number.
+   * @throws {LockOptionsError} for an age under a minute, over `MAX_DURATION_MS` or not a finite number.
    * @throws {LockStoreError} when a batch fails or does not answer within `commandTimeout`.
    */
   async prune(olderThanMs: number): Promise<number> {

@@ -1,4 +1,5 @@
 import type { LockGrant } from '../../contract/lock-provider.js';
+import { timerDelay } from '../../shared/timer.js';
 
 /** What one acquire statement asks for. @internal */
 export interface PostgresLockAsk {
@@ -55,7 +56,7 @@ export function insertByTicket(queue: PostgresLockWaitQueue, waiter: PostgresLoc
 /** Calls `kick` in `ms` (plus a little, so that a lease has surely ended), instead of any earlier schedule. @internal */
 export function arm(queue: PostgresLockWaitQueue, ms: number, kick: () => void): void {
   disarm(queue);
-  const delay = Math.max(0, ms) + 15;
+  const delay = timerDelay(Math.max(0, ms) + 15);
   queue.wakeAt = performance.now() + delay;
   queue.wake = setTimeout(kick, delay);
   queue.wake.unref?.();

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { DEFAULT_COMMAND_TIMEOUT } from '../../contract/lock.constants.js';
+import { DEFAULT_COMMAND_TIMEOUT, MAX_DURATION_MS } from '../../contract/lock.constants.js';
+import { assertDuration } from '../../contract/lock-limits.validation.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { LockOptionsError } from '../../errors/lock.errors.js';
@@ -90,9 +91,7 @@ export class PostgresLockProvider extends LockProvider {
     if (!(typeof connection === 'string' || (typeof connection === 'object' && connection !== null))) {
       throw new LockOptionsError(optionMessage('PostgresLockProvider', 'connection', 'a pg.Pool, a connection string or a pg PoolConfig', connection));
     }
-    if (typeof commandTimeout !== 'number' || !Number.isFinite(commandTimeout) || commandTimeout <= 0) {
-      throw new LockOptionsError(optionMessage('PostgresLockProvider', 'commandTimeout', 'a finite number of milliseconds > 0', commandTimeout));
-    }
+    assertDuration(commandTimeout, 'commandTimeout', 'PostgresLockProvider', false);
     for (const [option, value] of [
       ['createTable', createTable],
       ['prepareStatements', prepareStatements],
@@ -105,7 +104,7 @@ export class PostgresLockProvider extends LockProvider {
     this.sql = postgresLockStatements(this.tables);
     this.tableName = tableName;
     this.commandTimeout = commandTimeout;
-    this.waiterLease = Math.max(5_000, 2 * commandTimeout);
+    this.waiterLease = Math.min(MAX_DURATION_MS, Math.max(5_000, 2 * commandTimeout));
     this.database = new PostgresLockDatabase({
       connection,
       tables: this.tables,
@@ -224,7 +223,7 @@ export class PostgresLockProvider extends LockProvider {
    * ```ts
    * const deleted = await provider.prune(24 * 3_600_000); // unused for a day
    * ```
-   * @throws {LockOptionsError} for an `olderThanMs` under 60 000 or not a finite number.
+   * @throws {LockOptionsError} for an `olderThanMs` under 60 000, over `MAX_DURATION_MS` or not a finite number.
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout` (per batch).
    */
   prune(olderThanMs: number = 3_600_000): Promise<number> {

@@ -1,7 +1,8 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
 import { endpointOf, noAnswerDetail, optionMessage, providerOptionsMessage, redisCause, redisConnectionTypeMessage } from '../../errors/lock.messages.js';
-import { DEFAULT_COMMAND_TIMEOUT } from '../../contract/lock.constants.js';
+import { DEFAULT_COMMAND_TIMEOUT, MAX_DURATION_MS } from '../../contract/lock.constants.js';
+import { assertDuration } from '../../contract/lock-limits.validation.js';
 import { assertRedisConnection } from '../connection-options.validation.js';
 import { loadOptionalPeer } from '../optional-peer.js';
 import type { RedisConnection, RedisLockProviderOptions } from './redis-lock-provider.interface.js';
@@ -25,15 +26,9 @@ export function redisSettings(options: RedisLockProviderOptions): RedisSettings 
     throw new LockOptionsError(providerOptionsMessage('RedisLockProvider', '{ redis: "redis://127.0.0.1:6379" }'));
   }
   const { redis, commandTimeout = DEFAULT_COMMAND_TIMEOUT, channel = 'nest-lock:grants' } = options;
-  const waiterLease = options.waiterLease ?? Math.max(5_000, 3 * commandTimeout);
-  for (const [name, value] of [
-    ['commandTimeout', commandTimeout],
-    ['waiterLease', waiterLease],
-  ] as const) {
-    if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
-      throw new LockOptionsError(optionMessage('RedisLockProvider', name, 'a finite number of milliseconds > 0', value));
-    }
-  }
+  assertDuration(commandTimeout, 'commandTimeout', 'RedisLockProvider', false);
+  const waiterLease = options.waiterLease ?? Math.min(MAX_DURATION_MS, Math.max(5_000, 3 * commandTimeout));
+  assertDuration(waiterLease, 'waiterLease', 'RedisLockProvider', false);
   if (typeof channel !== 'string' || channel.length === 0) {
     throw new LockOptionsError(optionMessage('RedisLockProvider', 'channel', 'a non-empty string', channel));
   }
