@@ -15,7 +15,10 @@ export type OnHeld = 'throw' | 'skip' | 'wait';
  */
 export type LockMode = 'shared' | 'exclusive';
 
-/** Per-call options, shared by `@Locked`, `LockService.withLock`, `acquire` and `tryAcquire`. */
+/**
+ * Per-call options, shared by `@Locked`, `LockService.withLock`, `acquire` and `tryAcquire`.
+ * Every duration is in ms, at most `MAX_DURATION_MS` (2^31 − 1, about 24.8 days).
+ */
 export interface LockCallOptions {
   /** Lease length in ms. Renewed while the holder runs (see `renew`). Default: the module's `ttl` (30 000). */
   ttl?: number;

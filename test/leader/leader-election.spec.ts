@@ -293,6 +293,13 @@ test('invalid names and options, and a second campaign for a name, fail with Loc
   expect(() => a.election.campaign('')).toThrow(LockOptionsError);
   expect(() => a.election.campaign('n', { ttl: 0 })).toThrow(/ttl must be a finite number/);
   expect(() => a.election.campaign('n', { retryDelay: -1 })).toThrow(/retryDelay/);
+  expect(() => a.election.campaign('n', { ttl: 2 ** 31 })).toThrow(
+    /ttl must be a finite number of milliseconds > 0 and at most 2147483647 .*, got 2147483648\./,
+  );
+  expect(() => a.election.campaign('n', { retryDelay: 1e20 })).toThrow(/retryDelay must be .* at most 2147483647/);
+  expect(() => a.election.campaign('n\u0000')).toThrow(/the leader name "n\\u0000" holds a control character U\+0000 at index 1/);
+  expect(() => a.election.campaign('\udc00')).toThrow(/the leader name "\\udc00" holds a lone surrogate U\+DC00/);
+  expect(() => a.election.campaign('n'.repeat(513))).toThrow(/a leader name must be at most 512 characters/);
   expect(() => a.election.campaign('n', { instanceId: '' } as never)).toThrow(/instanceId/);
   expect(() => a.election.campaign('n', { tll: 5 } as never)).toThrow(/unknown option "tll"/);
   a.election.campaign('n');

@@ -121,6 +121,8 @@ test("@Leader keeps the method as it is, with other decorators' metadata", () =>
 test('invalid uses fail with LockOptionsError that says what to fix', () => {
   expect(() => Leader('')).toThrow(LockOptionsError);
   expect(() => Leader('x', { ttl: -5 })).toThrow(/ttl must be a finite number/);
+  expect(() => Leader('x', { ttl: 2 ** 31 })).toThrow(/ttl must be .* at most 2147483647 \(2\^31 − 1 ms, about 24\.8 days\), got 2147483648/);
+  expect(() => Leader('x\n')).toThrow(/the leader name "x\\n" holds a control character U\+000A/);
   expect(() => Leader('x', { run: () => {} } as never)).toThrow(/run is not an option of @Leader/);
   expect(() => {
     class Static {

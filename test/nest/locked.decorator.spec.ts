@@ -15,6 +15,7 @@ import {
   LockService,
   Locked,
   currentLock,
+  MAX_LOCK_NAME_LENGTH,
 } from '../../lib/index.js';
 import { sleep } from '../support/sleep.js';
 
@@ -77,6 +78,11 @@ class Jobs {
   @Locked(() => 42 as unknown as string)
   numberName() {
     this.calls.push('numberName ran');
+  }
+
+  @Locked((id: string) => `job:${id}`)
+  byId(_id: string) {
+    this.calls.push('byId ran');
   }
 
   @Locked('jobs.skip', { onHeld: 'skip' })
@@ -242,6 +248,19 @@ describe('@Locked on providers', () => {
     expect(jobs.calls).toEqual([]);
   });
 
+  test('a name function whose name breaks the name rules fails with LockOptionsError naming the rule; the method never runs', async () => {
+    jobs.calls = [];
+    const where = /^@Locked\(\) on Jobs\.byId \(name function\): /;
+    await expect(jobs.byId('a\u0000b')).rejects.toThrow(LockOptionsError);
+    await expect(jobs.byId('a\u0000b')).rejects.toThrow(where);
+    await expect(jobs.byId('a\u0000b')).rejects.toThrow(/the lock name "job:a\\u0000b" holds a control character U\+0000 at index 5/);
+    await expect(jobs.byId('\ud800')).rejects.toThrow(/holds a lone surrogate U\+D800/);
+    await expect(jobs.byId('x'.repeat(MAX_LOCK_NAME_LENGTH))).rejects.toThrow(/a lock name must be at most 512 characters .*\(516 characters\)/);
+    expect(jobs.calls).toEqual([]);
+    expect(await jobs.byId('x'.repeat(MAX_LOCK_NAME_LENGTH - 4))).toBeUndefined();
+    expect(jobs.calls).toEqual(['byId ran']);
+  });
+
   test("onHeld 'skip' returns undefined without running", async () => {
     const [a, b] = await Promise.all([jobs.skip(), jobs.skip()]);
     expect([a, b].sort()).toEqual(['ran', undefined].sort());
@@ -384,6 +403,46 @@ describe('@Locked bad input fails at decoration time', () => {
         return A;
       },
       /waitTimeout/,
+    ],
+    [
+      'a ttl over 2^31 − 1 ms',
+      () => {
+        class A {
+          @Locked('a', { ttl: 2 ** 31 }) m() {}
+        }
+        return A;
+      },
+      /A\.m: ttl must be a finite number of milliseconds > 0 and at most 2147483647 \(2\^31 − 1 ms, about 24\.8 days\), got 2147483648\./,
+    ],
+    [
+      'a maxHold of 1e20',
+      () => {
+        class A {
+          @Locked('a', { maxHold: 1e20 }) m() {}
+        }
+        return A;
+      },
+      /A\.m: maxHold must be .* at most 2147483647/,
+    ],
+    [
+      'a name with NUL',
+      () => {
+        class A {
+          @Locked('a\u0000') m() {}
+        }
+        return A;
+      },
+      /the lock name "a\\u0000" holds a control character U\+0000/,
+    ],
+    [
+      'a name over MAX_LOCK_NAME_LENGTH',
+      () => {
+        class A {
+          @Locked({ name: 'n'.repeat(513) }) m() {}
+        }
+        return A;
+      },
+      /a lock name must be at most 512 characters/,
     ],
     [
       'an unknown onHeld',

@@ -27,7 +27,7 @@ export interface RedisLockProviderOptions {
    * How long, in ms, a waiter's place in the queue lasts unless its process
    * refreshes it (it does every third of this), and how long a hand-off lasts
    * before the waiter renews it. It bounds how long a waiter whose process
-   * died can hold up the queue. Default `max(5000, 3 × commandTimeout)`.
+   * died can hold up the queue. Default `max(5000, 3 × commandTimeout)`, at most `MAX_DURATION_MS`.
    */
   waiterLease?: number;
   /**

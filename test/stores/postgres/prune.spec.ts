@@ -3,7 +3,7 @@
  * away, rows in use stay, and a pruned name's next tokens are still greater
  * (a new row's counter starts from the database clock).
  */
-import { LockOptionsError } from '../../../lib/index.js';
+import { LockOptionsError, MAX_DURATION_MS } from '../../../lib/index.js';
 import { PostgresLockProvider } from '../../../lib/stores/postgres/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from '../../support/pg-test-env.js';
 
@@ -78,4 +78,12 @@ test('prune works in batches and takes a custom age', async () => {
 test('prune refuses an age under a minute', async () => {
   await expect(provider.prune(1_000)).rejects.toThrow(LockOptionsError);
   await expect(provider.prune(Number.NaN)).rejects.toThrow(/olderThanMs/);
+});
+
+test('prune refuses an age over MAX_DURATION_MS (was a store error: interval out of range), and takes MAX_DURATION_MS itself', async () => {
+  await expect(provider.prune(1e20)).rejects.toThrow(LockOptionsError);
+  await expect(provider.prune(MAX_DURATION_MS + 1)).rejects.toThrow(
+    /PostgresLockProvider\.prune: olderThanMs must be a finite number of milliseconds >= 60000 and at most 2147483647/,
+  );
+  expect(await provider.prune(MAX_DURATION_MS)).toBe(0);
 });
