@@ -11,7 +11,11 @@ export interface LockAcquireRequest {
   readonly key: string;
   /** A random token that identifies this one acquisition (128 bits, hex). */
   readonly owner: string;
-  /** Lease length in ms: the lock frees itself this long after the last grant or extension. */
+  /**
+   * Lease length in ms: the lock frees itself this long after the last grant
+   * or extension. At most `MAX_DURATION_MS` (the engine checks every duration
+   * before it calls a store; a store may take longer ones, need not).
+   */
   readonly ttl: number;
   /**
    * `false`: try once and answer at once. `true`: queue behind the current
@@ -19,7 +23,7 @@ export interface LockAcquireRequest {
    * `signal` aborts.
    */
   readonly wait: boolean;
-  /** Longest wait in ms when `wait` is true; `undefined` waits without bound. */
+  /** Longest wait in ms when `wait` is true, at most `MAX_DURATION_MS`; `undefined` waits without bound. */
   readonly waitTimeout?: number;
   /** Aborts a wait: the provider leaves the queue and resolves `null`. */
   readonly signal?: AbortSignal;

@@ -53,5 +53,6 @@ describe('InMemoryLockProvider.hold with mode, permits and limit', () => {
     await expect(memory.hold('jobs', { mode: 'shared', limit: 2 })).rejects.toThrow(LockOptionsError);
     await expect(memory.hold('jobs', { permits: 3, limit: 2 })).rejects.toThrow(LockOptionsError);
     await expect(memory.hold('jobs', { permits: 0 })).rejects.toThrow(/permits must be an integer >= 1, got 0/);
+    await expect(memory.hold('jobs', 2 ** 31)).rejects.toThrow(/ttl must be .* at most 2147483647 .*, got 2147483648/);
   });
 });
