@@ -58,12 +58,15 @@ describe('durations and keyPrefix in module and store options', () => {
     expect((failed as Error).message).toMatch(/ttl must be .* at most 2147483647/);
   });
 
-  test('the Redis and PostgreSQL providers refuse commandTimeout / waiterLease over MAX_DURATION_MS when built', () => {
+  test('the Redis and PostgreSQL providers refuse commandTimeout / waiterLease / prune.olderThanMs over MAX_DURATION_MS when built', () => {
     expect(() => new RedisLockProvider({ redis: url, commandTimeout: 2 ** 31 })).toThrow(
       `RedisLockProvider: commandTimeout must be a finite number of milliseconds > 0 ${range}`,
     );
     expect(() => new RedisLockProvider({ redis: url, waiterLease: 1e20 })).toThrow(
       `RedisLockProvider: waiterLease must be a finite number of milliseconds > 0 ${range}`,
+    );
+    expect(() => new PostgresLockProvider({ connection: POSTGRES_URL, prune: { olderThanMs: 1e20 } })).toThrow(
+      `PostgresLockProvider: prune.olderThanMs must be a finite number of milliseconds >= 60000 ${range}, got 100000000000000000000.`,
     );
     expect(() => new PostgresLockProvider({ connection: POSTGRES_URL, commandTimeout: 2 ** 31 })).toThrow(
       `PostgresLockProvider: commandTimeout must be a finite number of milliseconds > 0 ${range}`,
