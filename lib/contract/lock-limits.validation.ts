@@ -31,6 +31,9 @@ const REFUSED_CHARACTER = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc0
  */
 export function assertNameText(text: string, max: number, where: string, what: string): void {
   if (text.length > max) throw new LockOptionsError(nameTooLongMessage(where, what, text, max));
-  const found = REFUSED_CHARACTER.exec(text);
-  if (found) throw new LockOptionsError(nameCharacterMessage(where, what, text, found.index, text.charCodeAt(found.index)));
+  // test() on the path of every call (no match object); exec() only to word the error.
+  if (REFUSED_CHARACTER.test(text)) {
+    const at = REFUSED_CHARACTER.exec(text)!.index;
+    throw new LockOptionsError(nameCharacterMessage(where, what, text, at, text.charCodeAt(at)));
+  }
 }
