@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError } from '../errors/lock.errors.js';
-import { connectionUrlMessage, nodeRedisClientMessage, optionMessage, redisConnectionTypeMessage } from '../errors/lock.messages.js';
+import { connectionUrlMessage, nodeRedisClientMessage, optionMessage, redisConnectionTypeMessage, redisForeignOptionMessage } from '../errors/lock.messages.js';
 
 /**
  * Static checks of store connection options: what can never work fails at
@@ -29,6 +29,19 @@ function isPlainObject(value: object): boolean {
 /** Methods of a client (or a wrapper of one) that no ioredis option is named after: an options object with one is not options. */
 const CLIENT_METHODS = ['connect', 'sendCommand', 'evalsha', 'evalSha', 'get', 'set', 'quit'];
 
+/**
+ * Options of an ioredis `Cluster` or of node-redis that ioredis' `Redis` does not read: options
+ * with them would connect to 127.0.0.1:6379. Each with what to pass instead.
+ */
+const FOREIGN_OPTIONS: Record<string, string> = {
+  nodes: 'an ioredis Cluster instance (new Cluster(nodes, options)): a Cluster is not built from options',
+  startupNodes: 'an ioredis Cluster instance (new Cluster(startupNodes, options)): a Cluster is not built from options',
+  rootNodes: 'an ioredis Cluster instance (new Cluster(nodes, options)) instead of node-redis createCluster() options',
+  url: 'the URL itself as redis (a string), or host, port and db as ioredis options',
+  socket: 'host, port (and tls) at the top level of ioredis options, or a redis:// URL',
+  database: 'db, the ioredis name of the database index',
+};
+
 /** The base class of a node-redis client (`RedisClient`, `RedisCluster`, `RedisSentinel`, `RedisClientPool`), if `value` is one. */
 function nodeRedisClass(value: object): string | undefined {
   const v = value as { evalSha?: unknown; sendCommand?: unknown; isOpen?: unknown };
@@ -56,6 +69,8 @@ export function assertRedisConnection(redis: unknown, where: string): void {
   const o = redis as Record<string, unknown>;
   const method = CLIENT_METHODS.find((m) => typeof o[m] === 'function');
   if (method !== undefined) throw new LockOptionsError(redisConnectionTypeMessage(where, redis, method));
+  const foreign = Object.keys(FOREIGN_OPTIONS).find((k) => o[k] !== undefined);
+  if (foreign !== undefined) throw new LockOptionsError(redisForeignOptionMessage(where, foreign, FOREIGN_OPTIONS[foreign]));
   assertPort(o.port, `${where}: redis.port`);
   if (o.db !== undefined && !(typeof o.db === 'number' && Number.isInteger(o.db) && o.db >= 0)) {
     throw new LockOptionsError(optionMessage(where, 'redis.db', 'an integer >= 0 (the Redis database index)', o.db));

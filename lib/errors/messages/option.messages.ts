@@ -64,6 +64,9 @@ export const nodeRedisClientMessage = (where: string, className: string): string
   '(read as ioredis options, it would connect to 127.0.0.1:6379 instead). ' +
   `Pass ${REDIS_ACCEPTED}: e.g. the URL you gave createClient().`;
 
+export const redisForeignOptionMessage = (where: string, key: string, instead: string): string =>
+  `${where}: redis.${key} is not an ioredis option: ioredis would ignore it and connect to 127.0.0.1:6379 instead. Pass ${instead}.`;
+
 export const providerOptionsMessage = (provider: string, example: string): string => `${provider}: options must be an object such as ${example}.`;
 
 export const limitMismatchMessage = (key: string, recorded: number, requested: number): string =>

@@ -145,6 +145,28 @@ describe('redis: anything but a URL, ioredis options or an ioredis client is ref
   });
 });
 
+test('options objects with keys ioredis does not read (Cluster nodes, node-redis options) are refused with what to pass instead', async () => {
+  const port = await freePort(); // nothing listens: before the check, these locks were taken on 127.0.0.1:6379
+  for (const [options, instead] of [
+    [{ nodes: [{ host: '127.0.0.1', port }] }, /redis\.nodes is not an ioredis option: .* Pass an ioredis Cluster instance \(new Cluster\(nodes, options\)\)/],
+    [{ startupNodes: [{ host: '127.0.0.1', port }] }, /redis\.startupNodes is not an ioredis option: .* Pass an ioredis Cluster instance/],
+    [{ rootNodes: [{ url: `redis://127.0.0.1:${port}` }] }, /redis\.rootNodes is not an ioredis option: .*node-redis createCluster\(\) options/],
+    [{ url: `redis://127.0.0.1:${port}/5` }, /redis\.url is not an ioredis option: .* Pass the URL itself as redis \(a string\)/],
+    [{ socket: { host: '127.0.0.1', port } }, /redis\.socket is not an ioredis option: .* Pass host, port \(and tls\) at the top level/],
+    [{ host: '127.0.0.1', port, database: 5 }, /redis\.database is not an ioredis option: .* Pass db, the ioredis name of the database index/],
+  ] as const) {
+    for (const error of [
+      thrown(() => LockModule.forRoot({ redis: options as RedisOption })),
+      thrown(() => new RedisLockProvider({ redis: options as RedisOption })),
+      await bootError(options),
+    ]) {
+      expect(error).toBeInstanceOf(LockOptionsError);
+      expect((error as Error).message).toMatch(/ioredis would ignore it and connect to 127\.0\.0\.1:6379 instead/);
+      expect((error as Error).message).toMatch(instead);
+    }
+  }
+});
+
 describe('redis: a URL, plain ioredis options, and ioredis or iovalkey clients work end to end where they point', () => {
   let server: RedisServer;
   let db5: Redis; // reads the private server's database 5
