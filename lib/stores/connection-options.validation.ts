@@ -1,5 +1,6 @@
+import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError } from '../errors/lock.errors.js';
-import { connectionUrlMessage, optionMessage } from '../errors/lock.messages.js';
+import { connectionUrlMessage, nodeRedisClientMessage, optionMessage, redisConnectionTypeMessage, redisForeignOptionMessage } from '../errors/lock.messages.js';
 
 /**
  * Static checks of store connection options: what can never work fails at
@@ -13,12 +14,63 @@ import { connectionUrlMessage, optionMessage } from '../errors/lock.messages.js'
 const isObjectWith = (value: unknown, method: string): boolean =>
   value !== null && typeof value === 'object' && typeof (value as Record<string, unknown>)[method] === 'function';
 
-/** Checks `redis`: a URL, ioredis options, or a client (not checked). */
+/** An ioredis `Redis` or `Cluster` client, also from another copy of ioredis (or iovalkey, its fork). */
+export function isRedisClient(value: unknown): value is Redis | Cluster {
+  const v = value as Partial<Redis> | null;
+  return v !== null && typeof v === 'object' && typeof v.evalsha === 'function' && typeof v.duplicate === 'function' && typeof v.status === 'string';
+}
+
+/** An object literal (or `Object.create(null)`), from any realm: what ioredis options are. A class instance is not. */
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value) as object | null;
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+/** Methods of a client (or a wrapper of one) that no ioredis option is named after: an options object with one is not options. */
+const CLIENT_METHODS = ['connect', 'sendCommand', 'evalsha', 'evalSha', 'get', 'set', 'quit'];
+
+/**
+ * Options of an ioredis `Cluster` or of node-redis that ioredis' `Redis` does not read: options
+ * with them would connect to 127.0.0.1:6379. Each with what to pass instead.
+ */
+const FOREIGN_OPTIONS: Record<string, string> = {
+  nodes: 'an ioredis Cluster instance (new Cluster(nodes, options)): a Cluster is not built from options',
+  startupNodes: 'an ioredis Cluster instance (new Cluster(startupNodes, options)): a Cluster is not built from options',
+  rootNodes: 'an ioredis Cluster instance (new Cluster(nodes, options)) instead of node-redis createCluster() options',
+  url: 'the URL itself as redis (a string), or host, port and db as ioredis options',
+  socket: 'host, port (and tls) at the top level of ioredis options, or a redis:// URL',
+  database: 'db, the ioredis name of the database index',
+};
+
+/** The base class of a node-redis client (`RedisClient`, `RedisCluster`, `RedisSentinel`, `RedisClientPool`), if `value` is one. */
+function nodeRedisClass(value: object): string | undefined {
+  const v = value as { evalSha?: unknown; sendCommand?: unknown; isOpen?: unknown };
+  if (typeof v.evalSha !== 'function' || typeof v.sendCommand !== 'function' || typeof v.isOpen !== 'boolean') return undefined;
+  // createClient() returns an instance of a generated subclass named `Class`: name the node-redis class it extends.
+  for (let p = Object.getPrototypeOf(value) as object | null; p !== null; p = Object.getPrototypeOf(p) as object | null) {
+    const name = (p as { constructor?: { name?: string } }).constructor?.name;
+    if (name !== undefined && /^Redis[A-Z]\w*$/.test(name)) return name;
+  }
+  return 'client';
+}
+
+/**
+ * Checks `redis`: a URL, a plain object of ioredis options, or an ioredis
+ * client (not checked further). Anything else is refused: ioredis would read
+ * it as options and connect to its default, 127.0.0.1:6379.
+ */
 export function assertRedisConnection(redis: unknown, where: string): void {
-  if (isObjectWith(redis, 'evalsha')) return;
+  if (isRedisClient(redis)) return;
   if (typeof redis === 'string') return assertRedisUrl(redis, where);
-  if (redis === null || typeof redis !== 'object' || Array.isArray(redis)) return; // the provider names the type
+  if (redis === null || typeof redis !== 'object' || Array.isArray(redis) || !isPlainObject(redis)) {
+    const nodeRedis = redis !== null && typeof redis === 'object' ? nodeRedisClass(redis) : undefined;
+    throw new LockOptionsError(nodeRedis === undefined ? redisConnectionTypeMessage(where, redis) : nodeRedisClientMessage(where, nodeRedis));
+  }
   const o = redis as Record<string, unknown>;
+  const method = CLIENT_METHODS.find((m) => typeof o[m] === 'function');
+  if (method !== undefined) throw new LockOptionsError(redisConnectionTypeMessage(where, redis, method));
+  const foreign = Object.keys(FOREIGN_OPTIONS).find((k) => o[k] !== undefined);
+  if (foreign !== undefined) throw new LockOptionsError(redisForeignOptionMessage(where, foreign, FOREIGN_OPTIONS[foreign]));
   assertPort(o.port, `${where}: redis.port`);
   if (o.db !== undefined && !(typeof o.db === 'number' && Number.isInteger(o.db) && o.db >= 0)) {
     throw new LockOptionsError(optionMessage(where, 'redis.db', 'an integer >= 0 (the Redis database index)', o.db));

@@ -10,6 +10,19 @@ export function describeValue(value: unknown): string {
   return typeof value === 'object' ? 'an object' : typeof value;
 }
 
+/** How a value given in place of a client reads: `an instance of Map`, `a Promise`, else as {@link describeValue}. */
+export function describeInstance(value: unknown): string {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return describeValue(value);
+  if (typeof (value as { then?: unknown }).then === 'function') return 'a Promise (await the client, then pass it)';
+  let name: unknown;
+  try {
+    name = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+  } catch {
+    // a proxy or a getter that throws: no name
+  }
+  return typeof name === 'string' && name !== '' ? `an instance of ${name}` : 'an instance of an anonymous class';
+}
+
 export const optionMessage = (where: string, option: string, expected: string, value: unknown): string =>
   `${where}: ${option} must be ${expected}, got ${describeValue(value)}.`;
 
@@ -38,8 +51,21 @@ export const keyTooLongMessage = (key: string, bytes: number, max: number): stri
   `PostgresLockProvider: the lock key "${key.slice(0, 40)}..." is ${bytes} bytes long; PostgreSQL locks take keys of at most ${max} bytes. ` +
   'Use a shorter lock name (e.g. a hash of the long part).';
 
-export const redisConnectionTypeMessage = (value: unknown): string =>
-  `RedisLockProvider: redis must be a URL string, ioredis options, or an ioredis Redis or Cluster instance, got ${describeValue(value)}.`;
+const REDIS_ACCEPTED =
+  'a redis:// or rediss:// URL, a plain object of ioredis options (such as { host, port, db } or { sentinels, name }), or an ioredis Redis or Cluster instance';
+
+export const redisConnectionTypeMessage = (where: string, value: unknown, method?: string): string =>
+  `${where}: redis must be ${REDIS_ACCEPTED}; got ${method === undefined ? describeInstance(value) : `an object with a ${method}() method`}. ` +
+  'Other objects are refused, not read as options (ioredis would connect to 127.0.0.1:6379 instead); ' +
+  'for options kept in a class instance, pass a plain copy ({ ...options }).';
+
+export const nodeRedisClientMessage = (where: string, className: string): string =>
+  `${where}: redis is a node-redis ${className} (the "redis" package), which nest-lock does not support yet ` +
+  '(read as ioredis options, it would connect to 127.0.0.1:6379 instead). ' +
+  `Pass ${REDIS_ACCEPTED}: e.g. the URL you gave createClient().`;
+
+export const redisForeignOptionMessage = (where: string, key: string, instead: string): string =>
+  `${where}: redis.${key} is not an ioredis option: ioredis would ignore it and connect to 127.0.0.1:6379 instead. Pass ${instead}.`;
 
 export const providerOptionsMessage = (provider: string, example: string): string => `${provider}: options must be an object such as ${example}.`;
 

@@ -3,7 +3,7 @@ import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
 import { endpointOf, noAnswerDetail, optionMessage, providerOptionsMessage, redisCause, redisConnectionTypeMessage } from '../../errors/lock.messages.js';
 import { DEFAULT_COMMAND_TIMEOUT, MAX_DURATION_MS } from '../../contract/lock.constants.js';
 import { assertDuration } from '../../contract/lock-limits.validation.js';
-import { assertRedisConnection } from '../connection-options.validation.js';
+import { assertRedisConnection, isRedisClient } from '../connection-options.validation.js';
 import { loadOptionalPeer } from '../optional-peer.js';
 import type { RedisConnection, RedisLockProviderOptions } from './redis-lock-provider.interface.js';
 
@@ -38,12 +38,6 @@ export function redisSettings(options: RedisLockProviderOptions): RedisSettings 
     throw new LockOptionsError(`RedisLockProvider: waitForReplicas must be a whole number of replicas >= 0, got ${String(waitForReplicas)}.`);
   }
   return { redis, commandTimeout, channel, waiterLease: Math.ceil(waiterLease), waitForReplicas };
-}
-
-/** An ioredis client, also from another copy of ioredis than the one this library resolves. @internal */
-export function isClient(value: unknown): value is RedisClient {
-  const v = value as Partial<Redis> | null;
-  return v !== null && typeof v === 'object' && typeof v.evalsha === 'function' && typeof v.duplicate === 'function' && typeof v.status === 'string';
 }
 
 /** Whether `client` is an ioredis `Cluster`. @internal */
@@ -100,7 +94,7 @@ export class RedisClients {
     private readonly commandTimeout: number,
     waitForReplicas: number,
   ) {
-    if (isClient(redis)) {
+    if (isRedisClient(redis)) {
       this.main = redis;
       this.owned = false;
     } else if (typeof redis === 'string' || (redis !== null && typeof redis === 'object' && !Array.isArray(redis))) {
@@ -114,7 +108,7 @@ export class RedisClients {
       this.main = typeof redis === 'string' ? new Redis(redis, { connectTimeout, ...own }) : new Redis({ connectTimeout, ...(redis as RedisOptions), ...own });
       this.owned = true;
     } else {
-      throw new LockOptionsError(redisConnectionTypeMessage(redis));
+      throw new LockOptionsError(redisConnectionTypeMessage('RedisLockProvider', redis));
     }
     if (waitForReplicas > 0 && isCluster(this.main)) {
       throw new LockOptionsError(

@@ -1,9 +1,11 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 
 /**
- * What to connect to: a `redis://` / `rediss://` URL, ioredis options, or an
- * existing ioredis `Redis` or `Cluster` client. A client you pass in is left
- * open by `close()`; a connection the provider opened is closed.
+ * What to connect to: a `redis://` / `rediss://` URL, a plain object of
+ * ioredis options, or an existing ioredis `Redis` or `Cluster` client. Any
+ * other object (a node-redis client, a class instance) is refused with
+ * `LockOptionsError`. A client you pass in is left open by `close()`; a
+ * connection the provider opened is closed.
  */
 export type RedisConnection = string | RedisOptions | Redis | Cluster;
 
