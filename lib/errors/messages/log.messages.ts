@@ -12,6 +12,9 @@ export const heldSummaryLog = (name: string, outcome: 'skipped' | 'refused', cou
 export const storeFailuresSummaryLog = (cause: string, count: number, seconds: number): string =>
   `The lock store failed ${count} more time${count === 1 ? '' : 's'} in the last ${seconds} s with the same cause (logged once per interval): ${cause}`;
 
+export const storeFailureAnsweredLog = (status: number, cause: string): string =>
+  `Answered ${status}: ${cause} Further failures of this cause are counted and reported once a minute.`;
+
 export const releaseFailedLog = (name: string, cause: string): string => `Releasing lock "${name}" failed; its lease will expire on its own: ${cause}`;
 
 export const renewFailedLog = (name: string, cause: string): string => `Renewing lock "${name}" failed (${cause}); retrying until its lease ends.`;
