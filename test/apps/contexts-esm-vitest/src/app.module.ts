@@ -33,3 +33,7 @@ export class AppModule {}
   providers: [ReportResolver, { provide: APP_FILTER, useClass: LockExceptionFilter }],
 })
 export class MercuriusAppModule {}
+
+/** The same gateway on the `ws` adapter (an adapter is chosen per app). */
+@Module({ imports: [lockModule()], providers: [ReportGateway] })
+export class WsAppModule {}

@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { ClientProxyFactory, Transport, type ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
 import { io, type Socket } from 'socket.io-client';
+import { WebSocket } from 'ws';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -21,7 +22,7 @@ async function freePort(): Promise<number> {
 
 class App {
   output = '';
-  urls = { apollo: '', mercurius: '' };
+  urls = { apollo: '', mercurius: '', ws: '' };
   private child!: ChildProcess;
 
   async start(env: Record<string, string>): Promise<void> {
@@ -30,11 +31,11 @@ class App {
     this.child.stderr!.setEncoding('utf8').on('data', (d: string) => (this.output += d));
     const end = Date.now() + 60_000;
     let ready: RegExpExecArray | null = null;
-    while (!(ready = /Ready: apollo (\S+) mercurius (\S+)/.exec(this.output))) {
+    while (!(ready = /Ready: apollo (\S+) mercurius (\S+) ws (\S+)/.exec(this.output))) {
       if (Date.now() > end || this.child.exitCode !== null) throw new Error(`the app did not start:\n${this.output}`);
       await sleep(50);
     }
-    this.urls = { apollo: ready[1], mercurius: ready[2] };
+    this.urls = { apollo: ready[1], mercurius: ready[2], ws: ready[3].replace(/^http/, 'ws') };
   }
 
   async stop(): Promise<void> {
@@ -142,6 +143,25 @@ describe.each(modes)('with $store', ({ down }) => {
       expect(exceptions).toEqual(Array(2 - winners).fill(lost('ws-report')));
     } finally {
       for (const s of sockets) s.disconnect();
+    }
+  });
+
+  test("WebSocket (ws adapter): the other caller gets the message { event: 'exception', data: { status, error, message, lock } }", async () => {
+    const sockets = [1, 2].map(() => new WebSocket(app.urls.ws));
+    try {
+      await Promise.all(sockets.map((s) => new Promise((r, j) => s.once('open', r).once('error', j))));
+      const answers = await Promise.all(
+        sockets.map((s) => {
+          const answer = new Promise((r) => s.once('message', (m) => r(JSON.parse(String(m)))));
+          s.send(JSON.stringify({ event: 'report', data: {} }));
+          return answer;
+        }),
+      );
+      const exceptions = answers.filter((a) => (a as { event?: string }).event === 'exception');
+      expect(exceptions).toEqual(Array(2 - winners).fill({ event: 'exception', data: lost('ws-report') }));
+      expect(answers.filter((a) => (a as { done?: boolean }).done === true)).toHaveLength(winners);
+    } finally {
+      for (const s of sockets) s.close();
     }
   });
 

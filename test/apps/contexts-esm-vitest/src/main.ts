@@ -2,7 +2,8 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Transport } from '@nestjs/microservices';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { AppModule, MercuriusAppModule } from './app.module.js';
+import { WsAdapter } from '@nestjs/platform-ws';
+import { AppModule, MercuriusAppModule, WsAppModule } from './app.module.js';
 
 async function bootstrap() {
   const app = await NestFactory.create(AppModule);
@@ -13,6 +14,9 @@ async function bootstrap() {
   await app.listen(0, '127.0.0.1');
   const mercurius = await NestFactory.create(MercuriusAppModule, new FastifyAdapter());
   await mercurius.listen(0, '127.0.0.1');
-  new Logger('Bootstrap').log(`Ready: apollo ${await app.getUrl()} mercurius ${await mercurius.getUrl()} tcp ${tcpPort}`);
+  const ws = await NestFactory.create(WsAppModule);
+  ws.useWebSocketAdapter(new WsAdapter(ws));
+  await ws.listen(0, '127.0.0.1');
+  new Logger('Bootstrap').log(`Ready: apollo ${await app.getUrl()} mercurius ${await mercurius.getUrl()} ws ${await ws.getUrl()} tcp ${tcpPort}`);
 }
 await bootstrap();
