@@ -3,6 +3,8 @@ export { LOCK_MODULE_OPTIONS, type LockModuleExtras, type LockOptionsFactory } f
 export { LockService } from './nest/lock.service.js';
 export { Locked, type LockedOptions, type LockNameFactory } from './nest/locked.decorator.js';
 export { LockExceptionFilter, LOCK_EXCEPTION_FILTER_OPTIONS, type LockExceptionFilterOptions, type LockErrorBody } from './nest/lock-exception.filter.js';
+export type { LockErrorPayload } from './nest/lock-error-payload.js';
+export type { JobDelay } from './nest/delayed-job.js';
 export { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from './contract/lock-provider.js';
 export { InMemoryLockProvider, type InMemoryHoldOptions } from './stores/memory/index.js';
 export { createLockProvider } from './stores/lock-provider.factory.js';
@@ -26,7 +28,7 @@ export type { InspectedLock, LockInspectOptions, LockInspection } from './inspec
 export type { LockInspectPage, LockInspectRequest, StoredLock } from './contract/stored-lock.interface.js';
 export { LOCK_METRICS, LOCK_ATTRIBUTES, OTHER_LOCK_NAME } from './telemetry/telemetry-names.js';
 export type { LockLogger } from './contract/lock-logger.interface.js';
-export { LockError, LockAcquireError, LockStoreError, LockLostError, LockReentryError, LockOptionsError } from './errors/lock.errors.js';
+export { LockError, LockAcquireError, LockStoreError, LockLostError, LockReentryError, LockOptionsError, LockJobDelayedError } from './errors/lock.errors.js';
 export { LeaderElection, type LeaderElectionOptions } from './leader/leader-election.js';
 export { defaultInstanceId } from './engine/default-instance-id.js';
 export type { Campaign } from './leader/leader-campaign.js';

@@ -9,11 +9,11 @@ import type { LockLogger } from '../contract/lock-logger.interface.js';
 import { isThenable, type MaybePromise } from '../contract/lock-provider.js';
 import { now } from '../shared/clock.js';
 
-/** How often repeated log lines (a held lock, a store failure of the same cause) are summarized, in ms. */
-const LOG_INTERVAL_MS = 60_000;
+/** How often repeated log lines (a held lock, a store failure of the same cause) are summarized, in ms. @internal */
+export const LOG_INTERVAL_MS = 60_000;
 
-/** What a store failure is keyed by in the log window: its cause, without the lock or key it hit. */
-function failureKey(error: unknown): string {
+/** What a store failure is keyed by in a log window: its cause, without the lock or key it hit. @internal */
+export function storeFailureKey(error: unknown): string {
   const detail = error instanceof LockStoreError ? error.detail : error instanceof Error ? error.message : String(error);
   return detail.replace(/ \(key ".*$/s, '');
 }
@@ -43,7 +43,7 @@ export class LockOutcomes {
    * store is down, the repeats are counted and summarized once a minute.
    */
   logStoreFailure(level: 'warn' | 'error', error: unknown, line: string): void {
-    if (this.storeFailures.first(`${level}: ${failureKey(error)}`)) this.logger[level](line);
+    if (this.storeFailures.first(`${level}: ${storeFailureKey(error)}`)) this.logger[level](line);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { heldMessage, lostMessage, reentryMessage, storeFailedMessage, waitTimeoutMessage } from './lock.messages.js';
+import { heldMessage, jobDelayedMessage, lostMessage, reentryMessage, storeFailedMessage, waitTimeoutMessage } from './lock.messages.js';
 
 /**
  * The base class of every error this library throws. Catch `LockError` to
@@ -62,6 +62,23 @@ export class LockStoreError extends LockError {
     super(storeFailedMessage(operation, options?.lockName, detail), options);
     this.operation = operation;
     this.detail = detail;
+  }
+}
+
+/**
+ * Thrown by a `@Locked` BullMQ processor with `jobDelay` whose lock is held,
+ * after the job was moved back to delayed. Its `name` is `DelayedError`,
+ * which BullMQ's worker recognizes: the job is neither failed nor retried
+ * as a failure; it runs again when its delay ends.
+ */
+export class LockJobDelayedError extends LockError {
+  /** How long the job was delayed, in ms. */
+  readonly delayMs: number;
+
+  constructor(lockName: string, delayMs: number) {
+    super(jobDelayedMessage(lockName, delayMs), { lockName });
+    this.name = 'DelayedError';
+    this.delayMs = delayMs;
   }
 }
 

@@ -11,11 +11,18 @@ export interface LockedInvocation {
   /** The lock name, or several (canonical order). */
   readonly name: string | readonly string[];
   readonly options: ResolvedCallOptions;
-  /** A `@Cron`/`@Interval`/`@Timeout` task: store failures skip the tick (or run it with `failOpen`). */
-  readonly scheduled: boolean;
+  /**
+   * A method no caller waits on: `'scheduled task'` (`@Cron`/`@Interval`/`@Timeout`) or
+   * `'event handler'` (`@OnEvent`, `@EventPattern`). Store failures skip the call
+   * with a log line (or run it with `failOpen`) instead of throwing into the scheduler or emitter.
+   */
+  readonly callerless: CallerlessKind | undefined;
   /** Declared to return an Observable: lock on subscribe, release on complete/error/unsubscribe. */
   readonly observable: boolean;
 }
+
+/** A method no caller waits on. @internal */
+export type CallerlessKind = 'scheduled task' | 'event handler';
 
 /** The method call of a `@Locked` method. @internal */
 export interface MethodCall {
@@ -24,7 +31,7 @@ export interface MethodCall {
   readonly args: unknown[];
 }
 
-/** `enterFor` result: run without the lock (scheduled task, `failOpen`, store down). */
+/** `enterFor` result: run without the lock (scheduled task or event handler, `failOpen`, store down). */
 const RUN_UNLOCKED = Symbol('run-unlocked');
 type Entered = LockEntry | undefined | typeof RUN_UNLOCKED;
 
@@ -73,26 +80,29 @@ async function invokeAsync(engine: LockEngine, lock: LockedInvocation, { instanc
 }
 
 function enterFor(engine: LockEngine, lock: LockedInvocation): MaybePromise<Entered> {
-  if (!lock.scheduled) return engine.enter(lock.name, lock.options);
-  return enterScheduled(engine, lock);
+  if (lock.callerless === undefined) return engine.enter(lock.name, lock.options);
+  return enterCallerless(engine, lock, lock.callerless);
 }
 
-/** Scheduled ticks: a store failure skips the tick (or, with `failOpen`, runs it unlocked) instead of throwing into the scheduler. */
-async function enterScheduled(engine: LockEngine, lock: LockedInvocation): Promise<Entered> {
+/**
+ * Scheduled ticks and events: a store failure skips the call (or, with
+ * `failOpen`, runs it unlocked) instead of throwing into the scheduler or emitter.
+ */
+async function enterCallerless(engine: LockEngine, lock: LockedInvocation, kind: CallerlessKind): Promise<Entered> {
   try {
     return await engine.enter(lock.name, lock.options);
   } catch (err) {
     if (engine.closing) {
       // A tick that raced the application's shutdown: nothing to run, nothing to report.
-      engine.logger.debug(scheduledShutdownLog(String(lock.name)));
+      engine.logger.debug(scheduledShutdownLog(kind, String(lock.name)));
       return undefined;
     }
     if (!(err instanceof LockStoreError)) throw err;
     if (lock.options.failOpen) {
-      engine.logStoreFailure('warn', err, scheduledFailOpenLog(String(lock.name), err.message));
+      engine.logStoreFailure('warn', err, scheduledFailOpenLog(kind, String(lock.name), err.message));
       return RUN_UNLOCKED;
     }
-    engine.logStoreFailure('error', err, scheduledSkippedLog(String(lock.name), err.message));
+    engine.logStoreFailure('error', err, scheduledSkippedLog(kind, String(lock.name), err.message));
     engine.emit({ type: 'skipped', name: String(lock.name), reason: 'store-error' });
     return undefined;
   }

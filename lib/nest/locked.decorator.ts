@@ -1,8 +1,9 @@
 import { Inject, Logger } from '@nestjs/common';
 import { Observable } from 'rxjs';
-import { LockOptionsError } from '../errors/lock.errors.js';
+import { LockAcquireError, LockOptionsError } from '../errors/lock.errors.js';
 import {
   invalidLockedArgumentsMessage,
+  jobDelayWithOnHeldMessage,
   missingModuleKey,
   nameFunctionThrewMessage,
   noLockServiceMessage,
@@ -13,8 +14,9 @@ import {
 import type { LockCallOptions } from '../contract/lock-options.interface.js';
 import { assertCallOptions, assertLockNames } from '../engine/lock-options.validation.js';
 import { LockService, lockManagerOf } from './lock.service.js';
-import { invokeLocked, type LockedInvocation } from './locked-invocation.js';
+import { invokeLocked, type CallerlessKind, type LockedInvocation } from './locked-invocation.js';
 import { lockEngineOf } from '../engine/lock-manager.js';
+import { assertJobCall, assertJobDelay, delayHeldJob, type JobDelay } from './delayed-job.js';
 import type { LockEngine } from '../engine/lock-engine.interface.js';
 
 /** A lock name (or several: all or none) computed from the method's own arguments (after pipes, in a controller). */
@@ -25,9 +27,27 @@ export type LockNameFactory = (...args: any[]) => string | readonly string[];
 export interface LockedOptions extends Omit<LockCallOptions, 'signal'> {
   /** The lock name, several names (all or none), or a function of the method's arguments. Default: `ClassName.methodName`. */
   name?: string | readonly string[] | LockNameFactory;
+  /**
+   * On a BullMQ processor's `process(job, token)`: when the lock is held, move
+   * the job back to delayed for this many ms (or a function of the job, for a
+   * backoff) and throw BullMQ's `DelayedError`, instead of failing the job or
+   * holding a worker slot while it waits. Replaces `onHeld`. See docs/contexts.md.
+   */
+  jobDelay?: JobDelay;
 }
 
 const SCHEDULER_TYPE = 'SCHEDULER_TYPE'; // @nestjs/schedule's metadata key on @Cron/@Interval/@Timeout methods
+const EVENT_LISTENER = 'EVENT_LISTENER_METADATA'; // @nestjs/event-emitter's key on @OnEvent methods
+const PATTERN_HANDLER = 'microservices:handler_type'; // @nestjs/microservices' key: 1 @MessagePattern, 2 @EventPattern
+const EVENT_PATTERN = 2;
+
+/** Whether a decorated method has no caller to answer (read from the other decorators' metadata, no import of them). */
+function callerlessKind(method: object): CallerlessKind | undefined {
+  if (Reflect.getMetadata?.(SCHEDULER_TYPE, method) !== undefined) return 'scheduled task';
+  if (Reflect.getMetadata?.(EVENT_LISTENER, method) !== undefined) return 'event handler';
+  if (Reflect.getMetadata?.(PATTERN_HANDLER, method) === EVENT_PATTERN) return 'event handler';
+  return undefined;
+}
 
 /**
  * Per class, the property LockService is injected into. Its description is
@@ -57,7 +77,8 @@ const logger = new Logger('LockService');
  * return an Observable holds it until the stream ends). When the lock is
  * held, follows `onHeld`: `'throw'` ({@link LockAcquireError}; 409 with
  * {@link LockExceptionFilter}), `'skip'` (returns `undefined`; the default
- * for `@Cron`/`@Interval`/`@Timeout`) or `'wait'`. A name (or name function)
+ * for `@Cron`/`@Interval`/`@Timeout`, `@OnEvent` and `@EventPattern`, which
+ * have no caller to answer) or `'wait'`. A name (or name function)
  * may give several names: all are taken, in sorted order, or none. Keeps
  * other decorators' metadata.
  *
@@ -96,7 +117,12 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
     if (typeof target === 'function') {
       throw new LockOptionsError(staticMethodMessage(where));
     }
-    const { name: given = `${className}.${String(propertyKey)}`, ...callOptions } = merged;
+    const { name: given = `${className}.${String(propertyKey)}`, jobDelay, ...callOptions } = merged;
+    if (jobDelay !== undefined) {
+      assertJobDelay(jobDelay, where);
+      if (callOptions.onHeld !== undefined) throw new LockOptionsError(jobDelayWithOnHeldMessage(where, String(callOptions.onHeld)));
+      callOptions.onHeld = 'throw';
+    }
     // A static name list in its canonical order (sorted, without duplicates), once.
     const lockName = typeof given === 'function' ? given : assertLockNames(given, where);
     assertCallOptions(callOptions, where);
@@ -108,7 +134,7 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
 
     const original = descriptor.value as (...args: unknown[]) => unknown;
     const observable = Reflect.getMetadata?.('design:returntype', target, propertyKey) === Observable;
-    let resolved: { service: LockService; engine: LockEngine; options: LockedInvocation['options']; scheduled: boolean } | undefined;
+    let resolved: { service: LockService; engine: LockEngine; options: LockedInvocation['options']; callerless: CallerlessKind | undefined } | undefined;
 
     const wrapper = function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
       const service = this?.[LOCK_SERVICE];
@@ -118,23 +144,29 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
       }
       let name: string | readonly string[];
       try {
+        if (jobDelay !== undefined) assertJobCall(args, where);
         name = typeof lockName === 'function' ? nameFrom(lockName, args, where) : lockName;
       } catch (err) {
         return observable ? new Observable((s) => s.error(err)) : Promise.reject(err);
       }
       if (!warned) warned = warnSuspicious(name, where);
       if (resolved?.service !== service) {
-        // Read lazily: @Cron above @Locked adds its metadata to the wrapper after this decorator ran.
-        const scheduled = Reflect.getMetadata?.(SCHEDULER_TYPE, wrapper) !== undefined;
-        const opts = scheduled && callOptions.onHeld === undefined ? { ...callOptions, onHeld: 'skip' as const } : callOptions;
+        // Read lazily: @Cron or @OnEvent above @Locked adds its metadata to the wrapper after this decorator ran.
+        const callerless = callerlessKind(wrapper);
+        const opts = callerless && callOptions.onHeld === undefined ? { ...callOptions, onHeld: 'skip' as const } : callOptions;
         const engine = lockEngineOf(lockManagerOf(service));
-        resolved = { service, engine, options: engine.resolve(opts), scheduled };
+        resolved = { service, engine, options: engine.resolve(opts), callerless };
       }
-      return invokeLocked(
+      const result = invokeLocked(
         resolved.engine,
-        { name, options: resolved.options, scheduled: resolved.scheduled, observable },
+        { name, options: resolved.options, callerless: resolved.callerless, observable },
         { instance: this, method: original, args },
       );
+      if (jobDelay === undefined) return result;
+      return (result as Promise<unknown>).catch((err: unknown) => {
+        if (err instanceof LockAcquireError && err.reason === 'held') return delayHeldJob(args, err.lockName ?? String(name), jobDelay);
+        throw err;
+      });
     };
 
     // Carry over what decorators below this one attached to the original function.

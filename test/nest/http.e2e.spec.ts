@@ -14,6 +14,7 @@ import {
   type LockAcquireRequest,
 } from '../../lib/index.js';
 import { createHttpApp, httpAdapters } from '../support/http-adapters.js';
+import { RecordingLogger } from '../support/recording-logger.js';
 import { sleep } from '../support/sleep.js';
 
 @Injectable()
@@ -98,10 +99,37 @@ class ByClassController {
   }
 }
 
+@Controller('detailed')
+@UseFilters(new LockExceptionFilter({ detailedStoreErrors: true }))
+class DetailedController {
+  @Post('payouts')
+  @Locked('payouts')
+  run() {
+    return { paid: true };
+  }
+}
+
+/** A controller with a filter of its own (a filter logs a cause once a minute: each app gets a fresh one). */
+function downController() {
+  @Controller('down')
+  @UseFilters(new LockExceptionFilter())
+  class DownController {
+    @Post('payouts')
+    @Locked('payouts')
+    run() {
+      return { paid: true };
+    }
+  }
+  return DownController;
+}
+
+/** What a real store says when it is down: its address and the key. */
+const DOWN_CAUSE = 'Redis at 10.1.2.3:6399 refused the connection (ECONNREFUSED)';
+
 class DownProvider extends LockProvider {
   readonly kind = 'down';
-  async acquire(_r: LockAcquireRequest): Promise<null> {
-    throw new LockStoreError('acquire', 'connect ECONNREFUSED');
+  async acquire(r: LockAcquireRequest): Promise<null> {
+    throw new LockStoreError('acquire', `${DOWN_CAUSE} (key "${r.key}")`, { lockName: r.key.replace(/^.*:/, '') });
   }
   async extend(): Promise<boolean> {
     return false;
@@ -226,18 +254,35 @@ describe.each(httpAdapters)('a store that is down (%s)', (_name, adapter) => {
   beforeAll(async () => {
     const ref = await Test.createTestingModule({
       imports: [LockModule.forRoot({ provider: new DownProvider() })],
-      controllers: [PayoutsController, FilteredController],
+      controllers: [PayoutsController, downController(), DetailedController],
       providers: [Counter],
     }).compile();
     app = await createHttpApp(ref, adapter());
+    app.useLogger(logs);
   });
   afterAll(() => app.close());
+  const logs = new RecordingLogger();
 
-  test('answers 503 through the filter, naming the lock, and the handler never runs', async () => {
-    const res = await request(app.getHttpServer()).post('/filtered/payouts').expect(503);
-    expect(res.body).toMatchObject({ statusCode: 503, error: 'Service Unavailable', lock: 'payouts' });
-    expect(res.body.message).toContain('Lock store failed');
-    expect(app.get(Counter).entered).toBe(0);
+  test('answers 503 through the filter, naming the lock but not the store; the cause is logged once', async () => {
+    const [res, again] = await Promise.all([1, 2].map(() => request(app.getHttpServer()).post('/down/payouts').expect(503)));
+    expect(res.body).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'The lock store is unavailable, so lock "payouts" could not be taken. Retry later.',
+      lock: 'payouts',
+    });
+    expect(again.body).toEqual(res.body);
+    expect(JSON.stringify(res.body)).not.toMatch(/10\.1\.2\.3|6399|ECONNREFUSED|locks:/);
+    // The cause is for the server's log: once for both calls (the repeat is counted for the minute's summary).
+    const logged = logs.lines('warn', DOWN_CAUSE);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatch(/^Answered 503: Lock store failed during acquire of lock "payouts": Redis at 10\.1\.2\.3:6399/);
+  });
+
+  test('with detailedStoreErrors the body carries the full cause (internal services)', async () => {
+    const res = await request(app.getHttpServer()).post('/detailed/payouts').expect(503);
+    expect(res.body).toMatchObject({ statusCode: 503, lock: 'payouts' });
+    expect(res.body.message).toContain(`Lock store failed during acquire of lock "payouts": ${DOWN_CAUSE}`);
   });
 
   test('answers 500 without the filter', async () => {

@@ -9,6 +9,13 @@ export const storeFailedMessage = (operation: string, lockName: string | undefin
   `Lock store failed during ${operation}${lockName === undefined ? '' : ` of lock "${lockName}"`}: ${detail}. ` +
   'The lock state is unknown; check that the store is reachable and its connection options are right.';
 
+/** What a client is told of a failed store: no address, no key, no cause (those are logged on the server). */
+export const storeUnavailableMessage = (lockName: string | undefined): string =>
+  `The lock store is unavailable${lockName === undefined ? '' : `, so lock "${lockName}" could not be taken`}. Retry later.`;
+
+export const jobDelayedMessage = (name: string, delayMs: number): string =>
+  `Lock "${name}" is held by another caller; the job was moved back to delayed for ${delayMs} ms (jobDelay) and will run again then.`;
+
 export const lostMessage = (name: string, detail: string): string =>
   `Lock "${name}" was lost: ${detail}. Work protected by it is no longer exclusive; stop it, and check fencing tokens on writes.`;
 

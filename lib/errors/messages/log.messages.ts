@@ -12,6 +12,9 @@ export const heldSummaryLog = (name: string, outcome: 'skipped' | 'refused', cou
 export const storeFailuresSummaryLog = (cause: string, count: number, seconds: number): string =>
   `The lock store failed ${count} more time${count === 1 ? '' : 's'} in the last ${seconds} s with the same cause (logged once per interval): ${cause}`;
 
+export const storeFailureAnsweredLog = (status: number, cause: string): string =>
+  `Answered ${status}: ${cause} Further failures of this cause are counted and reported once a minute.`;
+
 export const releaseFailedLog = (name: string, cause: string): string => `Releasing lock "${name}" failed; its lease will expire on its own: ${cause}`;
 
 export const renewFailedLog = (name: string, cause: string): string => `Renewing lock "${name}" failed (${cause}); retrying until its lease ends.`;
@@ -19,12 +22,15 @@ export const renewFailedLog = (name: string, cause: string): string => `Renewing
 export const onEventThrewLog = (type: string, name: string, cause: string): string =>
   `onEvent threw for a "${type}" event of lock "${name}" (ignored; onEvent must not throw): ${cause}`;
 
-export const scheduledFailOpenLog = (name: string, cause: string): string =>
-  `Lock store failed for scheduled task "${name}"; running the tick without the lock (failOpen): ${cause}`;
+/** `kind`: `'scheduled task'` or `'event handler'` (a handler with no caller to answer). */
+export const scheduledFailOpenLog = (kind: string, name: string, cause: string): string =>
+  `Lock store failed for ${kind} "${name}"; running ${kind === 'scheduled task' ? 'the tick' : 'it'} without the lock (failOpen): ${cause}`;
 
-export const scheduledSkippedLog = (name: string, cause: string): string => `Lock store failed for scheduled task "${name}"; skipped this tick: ${cause}`;
+export const scheduledSkippedLog = (kind: string, name: string, cause: string): string =>
+  `Lock store failed for ${kind} "${name}"; skipped this ${kind === 'scheduled task' ? 'tick' : 'event'}: ${cause}`;
 
-export const scheduledShutdownLog = (name: string): string => `Scheduled task "${name}" skipped: the application is shutting down.`;
+export const scheduledShutdownLog = (kind: string, name: string): string =>
+  `${kind === 'scheduled task' ? 'Scheduled task' : 'Event handler'} "${name}" skipped: the application is shutting down.`;
 
 export const inMemoryInProductionLog = (): string =>
   'LockModule uses the in-memory provider with NODE_ENV=production: locks exclude callers of this process only, ' +

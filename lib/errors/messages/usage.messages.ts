@@ -27,3 +27,10 @@ export const notAFunctionMessage = (where: string): string =>
   `${where}: the second argument must be a function: pass the work to run under the lock, e.g. withLock('report', () => build()).`;
 
 export const leaderOnlyMessage = (where: string, what: string, fix: string): string => `${where}: ${what}; ${fix}.`;
+
+export const notAJobMessage = (where: string): string =>
+  `${where}: jobDelay needs a BullMQ processor method called as process(job, token) (a job with moveToDelayed() and the worker's token); ` +
+  "this call had neither. Use jobDelay on WorkerHost.process() only, or onHeld: 'wait' elsewhere.";
+
+export const jobDelayWithOnHeldMessage = (where: string, onHeld: string): string =>
+  `${where}: jobDelay decides what a held lock does to a job (it is moved back to delayed); drop onHeld: '${onHeld}', or drop jobDelay.`;
