@@ -3,7 +3,15 @@ export { LOCK_MODULE_OPTIONS, type LockModuleExtras, type LockOptionsFactory } f
 export { LockService } from './nest/lock.service.js';
 export { Locked, type LockedOptions, type LockNameFactory } from './nest/locked.decorator.js';
 export { LockExceptionFilter, LOCK_EXCEPTION_FILTER_OPTIONS, type LockExceptionFilterOptions, type LockErrorBody } from './nest/lock-exception.filter.js';
-export { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from './contract/lock-provider.js';
+export {
+  LockProvider,
+  lockHolder,
+  type LockAcquireRequest,
+  type LockGrant,
+  type LockHolder,
+  type LockStoreSetup,
+  type MaybePromise,
+} from './contract/lock-provider.js';
 export { InMemoryLockProvider, type InMemoryHoldOptions } from './stores/memory/index.js';
 export { createLockProvider } from './stores/lock-provider.factory.js';
 export {
