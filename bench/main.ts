@@ -10,7 +10,7 @@
  * --max-waiters=N (scenario 8's cap, default 10 000),
  * --contenders=ours-redis,raw-redis (contender ids; for quick comparisons while
  * working on one path: ratios need the raw and peer rows of their scenario).
- * Scenarios 7 to 10 print tables of their own (9: semaphore, 10: read/write; --only=9,10).
+ * Scenarios 7 to 11 print tables of their own (9: semaphore, 10: read/write, 11: keys left by released names; --only=9,10,11).
  * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/test).
  */
 import { execFileSync } from 'node:child_process';
@@ -30,6 +30,7 @@ import { heldLocks } from './scenarios/s7-held-locks.scenario.js';
 import { manyWaiters } from './scenarios/s8-many-waiters.scenario.js';
 import { semaphore } from './scenarios/s9-semaphore.scenario.js';
 import { readWrite } from './scenarios/s10-read-write.scenario.js';
+import { leftoverKeys } from './scenarios/s11-leftover-keys.scenario.js';
 import { READ_WRITE, SEMAPHORE } from './contenders/permits.contenders.js';
 import { growthTable, sizesFlag, type GrowthTable } from './support/growth.js';
 import { BenchRedis } from './support/redis-server.js';
@@ -157,6 +158,10 @@ async function main(): Promise<void> {
       log('scenario 10: read/write');
       growth.push(await readWrite(ctx, pick(READ_WRITE)));
     }
+    if (wants(11)) {
+      log('scenario 11: what released names leave in Redis');
+      growth.push(await leftoverKeys(ctx, { names: options.quick ? 1_000 : 5_000, at: [1_000, 10_000] }));
+    }
   } finally {
     await redis.stop();
   }
@@ -164,7 +169,7 @@ async function main(): Promise<void> {
   const ts = targets(rows);
   const info = machine(redis.version, pgVersion);
   const settings = `${options.repeats} repeats × ${options.runMs} ms (scenarios 1, 2, 4, 6a); ${options.longRepeats} × ${options.longRunMs} ms (3, 5, 6b)`;
-  // A run of scenarios 7 to 10 alone prints their own tables only.
+  // A run of scenarios 7 to 11 alone prints their own tables only.
   const main = rows.length ? [table(rows), '', 'Checks against this run:', targetLines(ts), ''] : [];
   const out = [
     '',

@@ -5,7 +5,15 @@ export { Locked, type LockedOptions, type LockNameFactory } from './nest/locked.
 export { LockExceptionFilter, LOCK_EXCEPTION_FILTER_OPTIONS, type LockExceptionFilterOptions, type LockErrorBody } from './nest/lock-exception.filter.js';
 export type { LockErrorPayload } from './nest/lock-error-payload.js';
 export type { JobDelay } from './nest/delayed-job.js';
-export { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from './contract/lock-provider.js';
+export {
+  LockProvider,
+  lockHolder,
+  type LockAcquireRequest,
+  type LockGrant,
+  type LockHolder,
+  type LockStoreSetup,
+  type MaybePromise,
+} from './contract/lock-provider.js';
 export { InMemoryLockProvider, type InMemoryHoldOptions } from './stores/memory/index.js';
 export { createLockProvider } from './stores/lock-provider.factory.js';
 export {

@@ -87,6 +87,14 @@ export interface LockHolder {
   readonly remainingMs: number;
 }
 
+/** What a store found wrong in how its server is set up ({@link LockProvider.setupCheck}). */
+export interface LockStoreSetup {
+  /** One message per problem: what it is, what it can do to locks, what to set. Empty when none was found. */
+  readonly problems: readonly string[];
+  /** `true` when the store was told to refuse such a server: its lock calls and `ping` fail with `LockStoreError` until it is fixed. */
+  readonly refused: boolean;
+}
+
 /** A value, or a promise of it: in-process stores answer synchronously. Callers may always `await` it. */
 export type MaybePromise<T> = T | Promise<T>;
 
@@ -193,6 +201,14 @@ export abstract class LockProvider {
    * without their data (leader election steps down on it).
    */
   watchConnection?(onLost: () => void): () => void;
+
+  /**
+   * Optional. What the store found wrong in how its server is set up, as of
+   * its last check (Redis: an eviction policy that may drop lock keys, read
+   * at connect, after every reconnect and on `ping`). Health checks report
+   * it; the module's boot stops when the store refuses the setup.
+   */
+  setupCheck?(): LockStoreSetup;
 
   /**
    * Round trip to the store, in ms. Used by health checks.

@@ -11,3 +11,4 @@ export * from './messages/store-cause.messages.js';
 export * from './messages/option.messages.js';
 export * from './messages/usage.messages.js';
 export * from './messages/primitive.messages.js';
+export * from './messages/store-setup.messages.js';

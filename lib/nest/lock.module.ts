@@ -1,4 +1,4 @@
-import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { Logger, Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ConfigurableLockModule, LOCK_ASYNC_OPTIONS_TYPE, LOCK_MODULE_OPTIONS, LOCK_OPTIONS_TYPE } from './lock.module-definition.js';
 import { LockProvider } from '../contract/lock-provider.js';
@@ -34,7 +34,8 @@ import { LeaderService } from '../leader/leader.service.js';
     {
       provide: LockProvider,
       inject: [LOCK_MODULE_OPTIONS],
-      useFactory: (options: LockModuleOptions) => buildLockProvider(options ?? {}),
+      // (the store logs what it finds wrong with its server, e.g. a Redis that may evict lock keys)
+      useFactory: (options: LockModuleOptions) => buildLockProvider(options ?? {}, new Logger('RedisLockProvider')),
     },
     LockService,
     LeaderService,

@@ -8,7 +8,7 @@ import type { LockCallOptions } from '../contract/lock-options.interface.js';
 import type { LockEvent } from '../contract/lock-events.interface.js';
 import type { LockInspectOptions, LockInspection } from '../inspection/inspected-lock.interface.js';
 import { LockStoreError } from '../errors/lock.errors.js';
-import { bootCheckFailedDetail, bootCheckFailedLog, inMemoryInProductionLog } from '../errors/lock.messages.js';
+import { bootCheckFailedDetail, bootCheckFailedLog, inMemoryInProductionLog, setupRefusedBootDetail } from '../errors/lock.messages.js';
 import { InMemoryLockProvider } from '../stores/memory/in-memory-lock.provider.js';
 import { isOwnedProvider } from '../stores/lock-provider.factory.js';
 
@@ -45,7 +45,16 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private readonly verifyOnBoot: 'warn' | 'fail' | false;
 
   constructor(@Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions, provider: LockProvider) {
-    const { provider: _given, redis: _r, postgres: _p, commandTimeout: _c, waitForReplicas: _w, verifyOnBoot = 'warn', ...defaults } = options ?? {};
+    const {
+      provider: _given,
+      redis: _r,
+      postgres: _p,
+      commandTimeout: _c,
+      waitForReplicas: _w,
+      evictionCheck: _e,
+      verifyOnBoot = 'warn',
+      ...defaults
+    } = options ?? {};
     // The module checked its options where they came in (forRoot, or the forRootAsync factory).
     this.manager = new LockManager(checkedManagerOptions({ ...defaults, provider, logger: this.logger }));
     managers.set(this, this.manager);
@@ -141,7 +150,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /**
    * Checks at boot that the store works (one ping, bounded by
    * `commandTimeout`): logs one warning with the cause, or with
-   * `verifyOnBoot: 'fail'` stops the boot. Warns once when locks live in one
+   * `verifyOnBoot: 'fail'` stops the boot; so does a store that refuses how
+   * its server is set up (`evictionCheck: 'fail'` on a Redis that may evict). Warns once when locks live in one
    * process's memory in production. Nest lifecycle hook.
    */
   async onModuleInit(): Promise<void> {
@@ -158,10 +168,13 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       await provider.ping();
     } catch (err) {
       const cause = err instanceof LockStoreError ? err.detail : err instanceof Error ? err.message : String(err);
-      if (this.verifyOnBoot === 'fail') {
+      // A store told to refuse how its server is set up (evictionCheck: 'fail') stops the boot whatever verifyOnBoot says.
+      const setup = provider.setupCheck?.();
+      if (this.verifyOnBoot === 'fail' || setup?.refused) {
         // The boot stops: a connection the module opened must not keep reconnecting in the background.
         if (isOwnedProvider(provider)) await provider.close();
-        throw new LockStoreError('the boot check', bootCheckFailedDetail(cause), { cause: err });
+        const detail = setup?.refused ? setupRefusedBootDetail(setup.problems) : bootCheckFailedDetail(cause);
+        throw new LockStoreError('the boot check', detail, { cause: err });
       }
       this.logger.warn(bootCheckFailedLog(cause));
     }

@@ -1,5 +1,6 @@
 import { InMemoryLockProvider } from './memory/index.js';
 import type { LockProvider } from '../contract/lock-provider.js';
+import type { LockLogger } from '../contract/lock-logger.interface.js';
 import type { LockStoreOptions } from './lock-store-options.interface.js';
 import { assertStoreOptions } from './lock-store-options.validation.js';
 
@@ -17,12 +18,13 @@ export async function createLockProvider(options: LockStoreOptions = {}): Promis
   return buildLockProvider(options);
 }
 
-/** {@link createLockProvider} for options already checked (the module's). @internal */
-export async function buildLockProvider(options: LockStoreOptions): Promise<LockProvider> {
+/** {@link createLockProvider} for options already checked (the module's); `logger`: where the store logs what it finds wrong with its server. @internal */
+export async function buildLockProvider(options: LockStoreOptions, logger?: LockLogger): Promise<LockProvider> {
   if (options.provider) return options.provider;
   if (options.redis !== undefined) {
     const { RedisLockProvider } = await import('./redis/index.js');
-    const redis = new RedisLockProvider({ redis: options.redis, commandTimeout: options.commandTimeout, waitForReplicas: options.waitForReplicas });
+    const { redis: connection, commandTimeout, waitForReplicas, evictionCheck } = options;
+    const redis = new RedisLockProvider({ redis: connection, commandTimeout, waitForReplicas, evictionCheck, logger });
     owned.add(redis);
     return redis;
   }

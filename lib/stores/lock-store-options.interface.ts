@@ -37,6 +37,13 @@ export interface LockStoreOptions {
    */
   waitForReplicas?: number;
   /**
+   * With `redis`: what to do about a Redis whose `maxmemory-policy` is not
+   * `noeviction` (it may evict lock keys): `'warn'` logs it once (default),
+   * `'fail'` stops the boot and fails every lock call until it is fixed,
+   * `false` does not check. See `RedisLockProviderOptions.evictionCheck`.
+   */
+  evictionCheck?: 'warn' | 'fail' | false;
+  /**
    * Upper bound in ms on every store call, also while the client
    * reconnects; past it the call fails with {@link LockStoreError}.
    * Default `2000`. Not used by the in-memory store.

@@ -1,5 +1,5 @@
 import { LockOptionsError } from '../errors/lock.errors.js';
-import { describeValue, oneStoreMessage, optionMessage } from '../errors/lock.messages.js';
+import { describeValue, oneStoreMessage, optionMessage, redisOnlyOptionMessage } from '../errors/lock.messages.js';
 import { LockProvider } from '../contract/lock-provider.js';
 import { assertPostgresConnection, assertRedisConnection } from './connection-options.validation.js';
 import type { LockStoreOptions } from './lock-store-options.interface.js';
@@ -26,6 +26,12 @@ export function assertStoreOptions(options: unknown, where: string): asserts opt
   if (o.postgres !== undefined) {
     const pg = o.postgres as Record<string, unknown> | null;
     assertPostgresConnection(pg !== null && typeof pg === 'object' && 'connection' in pg ? pg.connection : pg, where);
+  }
+  if (o.evictionCheck !== undefined) {
+    if (o.evictionCheck !== 'warn' && o.evictionCheck !== 'fail' && o.evictionCheck !== false) {
+      throw new LockOptionsError(optionMessage(where, 'evictionCheck', "'warn', 'fail' or false", o.evictionCheck));
+    }
+    if (o.redis === undefined) throw new LockOptionsError(redisOnlyOptionMessage(where, 'evictionCheck'));
   }
   if (o.waitForReplicas !== undefined) {
     if (!(typeof o.waitForReplicas === 'number' && Number.isInteger(o.waitForReplicas) && o.waitForReplicas >= 0)) {

@@ -3,7 +3,7 @@
  * Redis baseline really excludes (its counter comes out exact, and its
  * compare-and-delete never frees a key someone else holds), the in-memory
  * adapters exclude too, and the ratios of the table are computed against the
- * right rows. Scenarios 7 to 10 run once at their smallest size (their
+ * right rows. Scenarios 7 to 11 run once at their smallest size (their
  * workers are the build's: run `npm run build:all` first).
  */
 import { Redis } from 'ioredis';
@@ -23,6 +23,8 @@ import { judge, manyWaiters } from '../../bench/scenarios/s8-many-waiters.scenar
 import type { BenchContext } from '../../bench/support/runner.js';
 import { semaphore, SEMAPHORE_LIMIT } from '../../bench/scenarios/s9-semaphore.scenario.js';
 import { readWrite } from '../../bench/scenarios/s10-read-write.scenario.js';
+import { leftoverKeys } from '../../bench/scenarios/s11-leftover-keys.scenario.js';
+import { FENCE_GRACE_MS } from '../../lib/stores/redis/redis-lock.scripts.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const env: BenchEnv = { redisUrl, pgUrl: 'postgres://unused', ttl: 10_000 };
@@ -251,6 +253,15 @@ describe('growth scenarios at their smallest size', () => {
     expect(raw.lost).toBe(0);
     expect(raw.extendFailures).toBe(0);
     expect(Number.isFinite(raw.heapPerLockBytes)).toBe(true);
+  }, 60_000);
+
+  test('what released names leave (redis, 20 names): at most their counters right after, nothing once the window has passed', async () => {
+    const t = await leftoverKeys(ctx, { names: 20, at: [0, FENCE_GRACE_MS + 1_000] });
+    const [now, later] = t.rows.map((r) => r.raw);
+    expect(now).toMatchObject({ names: 20 });
+    expect(now!.keys).toBeLessThanOrEqual(20);
+    expect(now!.bytes).toBeLessThan(20 * 200);
+    expect(later).toMatchObject({ keys: 0, bytes: 0, keysPerName: 0 });
   }, 60_000);
 
   test('many waiters (redis, 10): every waiter is served once, no sections overlap', async () => {

@@ -40,6 +40,17 @@ export interface ConformanceTarget {
   cleanup?: () => Promise<void>;
   /** How a child process opens the same store (the paused-holder case runs a holder in one). */
   child: ChildStore;
+  /**
+   * How long, in ms, the store may keep something of a name after its last
+   * release (Redis: its fencing counter, `FENCE_GRACE_MS`). Default 0.
+   */
+  releaseWindowMs?: number;
+  /**
+   * What the store still keeps of `key` (e.g. the Redis keys of the name
+   * that exist); given by stores whose records can be looked at, which
+   * must keep nothing of a released name past `releaseWindowMs`.
+   */
+  leftovers?: (key: string) => Promise<string[]>;
 }
 
 /** How much of the contract a store keeps. */
@@ -160,6 +171,41 @@ export function describeLockProviderConformance(label: string, create: () => Pro
       tokens.push((await take(key, 'after-expiry'))!.fencingToken);
       for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
     });
+
+    test('a released name: past the stated window nothing of it is left (where the store can be looked at), and its next grant still gets a greater token than every earlier one', async () => {
+      const window = target.releaseWindowMs ?? 0;
+      const fences = p.fenceBlocks ? 16 : 1;
+      const names = [key, `${key}:waited`, `${key}:expired`];
+      // A grant that reserved a block (the next grant draws above all of it), one handed to a waiter, one whose lease ran out.
+      const first = (await p.acquire({ key, owner: 'a', ttl: 30_000, wait: false, fences }))!;
+      let top = first.fencingToken + (first.fences ?? 1) - 1;
+      expect(await p.release(key, 'a')).toBe(true);
+      const inside = (await take(key, 'b'))!;
+      expect(inside.fencingToken).toBeGreaterThan(top);
+      expect(await p.release(key, 'b')).toBe(true);
+      top = inside.fencingToken;
+      await take(names[1], 'holder');
+      const waiting = p.acquire({ key: names[1], owner: 'waiter', ttl: 30_000, wait: true, waitTimeout: 10_000, fences });
+      await sleep(150);
+      expect(await p.release(names[1], 'holder')).toBe(true);
+      const handed = (await waiting)!;
+      expect(await p.extend(names[1], 'waiter', 30_000)).toBe(true);
+      expect(await p.release(names[1], 'waiter')).toBe(true);
+      const expiring = (await take(names[2], 'short', 200))!;
+
+      await sleep(window + 1_000);
+      if (target.leftovers) for (const name of names) expect(await target.leftovers(name)).toEqual([]);
+      const after = (await take(key, 'c'))!;
+      expect(after.fencingToken).toBeGreaterThan(top);
+      expect((await take(names[1], 'd'))!.fencingToken).toBeGreaterThan(handed.fencingToken + (handed.fences ?? 1) - 1);
+      expect((await take(names[2], 'e'))!.fencingToken).toBeGreaterThan(expiring.fencingToken);
+      for (const [name, owner] of [
+        [key, 'c'],
+        [names[1], 'd'],
+        [names[2], 'e'],
+      ])
+        expect(await p.release(name, owner)).toBe(true);
+    }, 30_000);
 
     test('different keys never block each other', async () => {
       expect(await take(`${key}:1`, 'a')).not.toBeNull();
@@ -446,6 +492,20 @@ export function describeLockProviderConformance(label: string, create: () => Pro
           });
           return w;
         };
+
+        test('a released semaphore or shared name: past the stated window nothing of it is left, and its next grants get greater tokens', async () => {
+          const tokens = [(await acq('s1', { limit: 2 }))!.fencingToken, (await acq('s2', { limit: 2 }))!.fencingToken];
+          expect(await p.release(key, 's1')).toBe(true);
+          expect(await p.release(key, 's2')).toBe(true);
+          tokens.push((await acq('r1', shared))!.fencingToken, (await acq('r2', shared))!.fencingToken);
+          expect(await p.release(key, 'r1')).toBe(true);
+          expect(await p.release(key, 'r2')).toBe(true);
+          await sleep((target.releaseWindowMs ?? 0) + 1_000);
+          if (target.leftovers) expect(await target.leftovers(key)).toEqual([]);
+          const next = (await acq('s3', { limit: 2 }))!.fencingToken;
+          expect(next).toBeGreaterThan(Math.max(...tokens));
+          expect(await p.release(key, 's3')).toBe(true);
+        }, 30_000);
         const rejection = async (send: () => unknown): Promise<Error> => {
           try {
             await send();

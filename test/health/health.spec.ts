@@ -1,10 +1,11 @@
 import 'reflect-metadata';
-import { Controller, Get, type INestApplication } from '@nestjs/common';
+import { Controller, Get, Logger, type INestApplication } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { InMemoryLockProvider, LockModule, LockProvider, LockStoreError } from '../../lib/index.js';
 import { LockHealthIndicator } from '../../lib/health/index.js';
+import { RecordingLogger } from '../support/recording-logger.js';
 
 @Controller('health')
 class HealthController {
@@ -96,6 +97,71 @@ describe('LockHealthIndicator on Redis', () => {
     } finally {
       await app.close();
       await redis.stop();
+    }
+  });
+});
+
+describe('LockHealthIndicator and the boot on a Redis that may evict lock keys (evictionCheck)', () => {
+  const servers: Array<{ stop(): Promise<void> }> = [];
+  afterEach(async () => void (await Promise.all(servers.splice(0).map((s) => s.stop()))));
+  async function evicting(policy: string): Promise<string> {
+    const { RedisServer } = await import('../support/redis-server.js');
+    const redis = await RedisServer.start(['--maxmemory', '3mb', '--maxmemory-policy', policy]);
+    servers.push(redis);
+    return redis.url;
+  }
+  async function boot(options: Parameters<typeof LockModule.forRoot>[0], logger: RecordingLogger): Promise<INestApplication> {
+    const ref = await Test.createTestingModule({
+      imports: [LockModule.forRoot(options), TerminusModule.forRoot({ logger: false })],
+      controllers: [HealthController],
+      providers: [LockHealthIndicator],
+    })
+      .setLogger(logger)
+      .compile();
+    const app = ref.createNestApplication({ logger });
+    await app.init();
+    return app;
+  }
+
+  test("'warn' (default): the module logs the warning through Nest's Logger, and the indicator is up with it", async () => {
+    const url = await evicting('allkeys-lru');
+    const logger = new RecordingLogger();
+    Logger.overrideLogger(logger);
+    const app = await boot({ redis: url }, logger);
+    try {
+      const res = await request(app.getHttpServer()).get('/health').expect(200);
+      expect(res.body.info.locks).toMatchObject({ status: 'up', store: 'redis' });
+      expect(res.body.info.locks.warnings).toEqual([expect.stringContaining('maxmemory-policy allkeys-lru')]);
+      expect(logger.lines('warn', 'maxmemory-policy allkeys-lru')).toHaveLength(1);
+    } finally {
+      await app.close();
+      Logger.overrideLogger(false);
+    }
+  });
+
+  test("'fail': the boot stops with LockStoreError that says what to set (also with verifyOnBoot 'warn', and with a provider of your own); the indicator is down", async () => {
+    const url = await evicting('volatile-lru');
+    const logger = new RecordingLogger();
+    const { RedisLockProvider } = await import('../../lib/stores/redis/index.js');
+    const own = [new RedisLockProvider({ redis: url, evictionCheck: 'fail' }), new RedisLockProvider({ redis: url, evictionCheck: 'fail' })];
+    try {
+      for (const options of [{ redis: url, evictionCheck: 'fail' as const }, { provider: own[0] }]) {
+        const err = await boot(options, logger).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(LockStoreError);
+        expect((err as Error).message).toContain('maxmemory-policy volatile-lru');
+        expect((err as Error).message).toContain('Set maxmemory-policy noeviction');
+      }
+      // Booted without the check (verifyOnBoot: false): the indicator is down with the reason.
+      const app = await boot({ provider: own[1], verifyOnBoot: false }, logger);
+      try {
+        const res = await request(app.getHttpServer()).get('/health').expect(503);
+        expect(res.body.error.locks).toMatchObject({ status: 'down', store: 'redis' });
+        expect(res.body.error.locks.message).toContain('maxmemory-policy volatile-lru');
+      } finally {
+        await app.close();
+      }
+    } finally {
+      await Promise.all(own.map((p) => p.close()));
     }
   });
 });

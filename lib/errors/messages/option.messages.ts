@@ -51,6 +51,9 @@ export const keyTooLongMessage = (key: string, bytes: number, max: number): stri
   `PostgresLockProvider: the lock key "${key.slice(0, 40)}..." is ${bytes} bytes long; PostgreSQL locks take keys of at most ${max} bytes. ` +
   'Use a shorter lock name (e.g. a hash of the long part).';
 
+export const redisOnlyOptionMessage = (where: string, option: string): string =>
+  `${where}: ${option} applies to the Redis store built from the redis option; with a provider of your own, pass it to new RedisLockProvider({ ${option} }).`;
+
 const REDIS_ACCEPTED =
   'a redis:// or rediss:// URL, a plain object of ioredis options (such as { host, port, db } or { sentinels, name }), or an ioredis Redis or Cluster instance';
 

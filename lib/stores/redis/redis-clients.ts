@@ -5,6 +5,7 @@ import { DEFAULT_COMMAND_TIMEOUT, MAX_DURATION_MS } from '../../contract/lock.co
 import { assertDuration } from '../../contract/lock-limits.validation.js';
 import { assertRedisConnection, isRedisClient } from '../connection-options.validation.js';
 import { loadOptionalPeer } from '../optional-peer.js';
+import { silentLogger, type LockLogger } from '../../contract/lock-logger.interface.js';
 import type { RedisConnection, RedisLockProviderOptions } from './redis-lock-provider.interface.js';
 
 /** An ioredis client: standalone (also Sentinel-managed) or Cluster. */
@@ -18,6 +19,8 @@ export interface RedisSettings {
   /** Whole milliseconds. */
   readonly waiterLease: number;
   readonly waitForReplicas: number;
+  readonly evictionCheck: 'warn' | 'fail' | false;
+  readonly logger: LockLogger;
 }
 
 /** Checks the provider's options (a {@link LockOptionsError} names the first wrong one) and fills in the defaults. @internal */
@@ -37,7 +40,14 @@ export function redisSettings(options: RedisLockProviderOptions): RedisSettings 
   if (!(typeof waitForReplicas === 'number' && Number.isInteger(waitForReplicas) && waitForReplicas >= 0)) {
     throw new LockOptionsError(`RedisLockProvider: waitForReplicas must be a whole number of replicas >= 0, got ${String(waitForReplicas)}.`);
   }
-  return { redis, commandTimeout, channel, waiterLease: Math.ceil(waiterLease), waitForReplicas };
+  const { evictionCheck = 'warn', logger = silentLogger } = options;
+  if (evictionCheck !== 'warn' && evictionCheck !== 'fail' && evictionCheck !== false) {
+    throw new LockOptionsError(optionMessage('RedisLockProvider', 'evictionCheck', "'warn', 'fail' or false", evictionCheck));
+  }
+  if (logger === null || typeof logger !== 'object' || typeof logger.warn !== 'function') {
+    throw new LockOptionsError(optionMessage('RedisLockProvider', 'logger', 'a logger with debug, warn and error methods (Nest Logger, console)', logger));
+  }
+  return { redis, commandTimeout, channel, waiterLease: Math.ceil(waiterLease), waitForReplicas, evictionCheck, logger };
 }
 
 /** Whether `client` is an ioredis `Cluster`. @internal */
@@ -52,8 +62,8 @@ export function corkable(client: RedisClient): { cork(): void; uncork(): void } 
   return stream as { cork(): void; uncork(): void };
 }
 
-/** Where the client connects, for messages: `host:port` (a socket path; a Cluster's first nodes), never a password. */
-function endpoint(client: RedisClient): string {
+/** Where the client connects, for messages: `host:port` (a socket path; a Cluster's first nodes), never a password. @internal */
+export function endpoint(client: RedisClient): string {
   if (isCluster(client)) {
     const nodes = (client as unknown as { startupNodes?: Array<string | number | { host?: string; port?: number }> }).startupNodes ?? [];
     const named = nodes.slice(0, 3).map((n) => (typeof n === 'object' ? endpointOf(n.host ?? '127.0.0.1', n.port ?? 6379) : String(n)));

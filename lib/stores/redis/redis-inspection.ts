@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { FENCE_LIFETIME_MS, lockKeys, lockTag, type LockScript } from './redis-lock.scripts.js';
+import { lockKeys, lockTag, type LockScript } from './redis-lock.scripts.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { lockHolder, type LockHolder } from '../../contract/lock-provider.js';
 import type { RedisCommands } from './redis-commands.js';
@@ -29,7 +29,7 @@ interface Position {
  * One page of the locks under a prefix in Redis: SCAN for the lock keys
  * (`{<prefix>…}`, not their `:fence`/`:q`/`:w` companions) on each master in
  * turn (one, or every master of a Cluster), then one pipeline per batch for
- * the holder, lease, fencing counter (and what is left of its lifetime: the grant time) and queue length. A page holds at most
+ * the holder, lease, fencing counter (about the grant time, in server microseconds) and queue length. A page holds at most
  * `limit` locks: a batch that has more ends the page inside it, and the next
  * page repeats that SCAN call (same cursor and COUNT) past the keys done.
  * The cursor is `<master>:<SCAN cursor>:<COUNT>:<keys done>`. @internal
@@ -74,18 +74,20 @@ async function read(redis: Redis, call: RedisCall, tagged: string[]): Promise<St
   const keys = tagged.map((k) => k.slice(1, -1));
   const replies = await call(redis, (c) => {
     const pipeline = c.pipeline();
+    pipeline.time();
     for (const key of keys) {
       const [lock, fence, queue] = lockKeys(key);
-      pipeline.get(lock).pttl(lock).get(fence).pttl(fence).llen(queue);
+      pipeline.get(lock).pttl(lock).get(fence).llen(queue);
     }
     return pipeline.exec();
   });
-  const rows = keys.map((_, i) => (replies ?? []).slice(i * 5, i * 5 + 5).map(([err, value]) => (err ? undefined : value)));
+  const serverNowMs = serverMs((replies ?? [])[0]);
+  const rows = keys.map((_, i) => (replies ?? []).slice(1 + i * 4, 5 + i * 4).map(([err, value]) => (err ? undefined : value)));
   const holders = await groupHolders(redis, call, keys, rows);
   const locks: StoredLock[] = [];
   const read = Date.now();
   keys.forEach((key, i) => {
-    const [owner, pttl, fence, fenceTtl, waiters] = rows[i];
+    const [owner, pttl, fence, waiters] = rows[i];
     // Released or expired between SCAN and the read: not held.
     if (typeof owner !== 'string' || typeof pttl !== 'number' || pttl <= 0) return;
     const group = holders.get(key);
@@ -113,8 +115,9 @@ async function read(redis: Redis, call: RedisCall, tagged: string[]): Promise<St
       }
       return;
     }
-    // Every grant draws from the fencing counter and restarts its lifetime: what is gone of it is how long ago the grant was.
-    const heldSince = typeof fenceTtl === 'number' && fenceTtl > 0 ? read - (FENCE_LIFETIME_MS - fenceTtl) : undefined;
+    // The counter is the last token of the grant's block: at most 15 above the grant's, which is the server clock then (unless the counter ran ahead of it).
+    const heldSince =
+      fence === undefined || fence === null || serverNowMs === undefined ? undefined : read - Math.max(0, serverNowMs - Math.floor(Number(fence) / 1000));
     locks.push({
       key,
       owner,
@@ -153,8 +156,7 @@ async function groupHolders(redis: Redis, call: RedisCall, keys: string[], rows:
     }
     return pipeline.exec();
   });
-  const [timeErr, time] = (replies ?? [])[0] ?? [];
-  const serverNowMs = !timeErr && Array.isArray(time) ? Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000) : undefined;
+  const serverNowMs = serverMs((replies ?? [])[0]);
   groups.forEach(({ key, marker }, i) => {
     const [err, flat] = (replies ?? [])[1 + i * 2] ?? [];
     if (err || !Array.isArray(flat)) return;
@@ -167,6 +169,12 @@ async function groupHolders(redis: Redis, call: RedisCall, keys: string[], rows:
     found.set(key, { mode: shared ? 'shared' : 'exclusive', permits: shared ? 1 : Number(marker.slice(2)), members, tokens, serverNowMs });
   });
   return found;
+}
+
+/** The server clock in ms from a pipelined TIME's `[error, reply]`, or `undefined`. */
+function serverMs(entry: [Error | null, unknown] | undefined): number | undefined {
+  const [err, time] = entry ?? [];
+  return !err && Array.isArray(time) ? Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000) : undefined;
 }
 
 /** Who holds `key` (`holder()`): one small script; of a group, the holder whose lease ends last. @internal */

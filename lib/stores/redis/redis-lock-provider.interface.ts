@@ -1,4 +1,5 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { LockLogger } from '../../contract/lock-logger.interface.js';
 
 /**
  * What to connect to: a `redis://` / `rediss://` URL, a plain object of
@@ -53,4 +54,27 @@ export interface RedisLockProviderOptions {
    * Default `0`: off.
    */
   waitForReplicas?: number;
+  /**
+   * What to do about a Redis that may evict lock keys: its
+   * `maxmemory-policy` is read (`INFO memory`) at connect, after every
+   * reconnect and on `ping` (on every master of a Cluster), and anything but
+   * `noeviction` lets Redis drop a held lock's key once memory is full (lock
+   * keys carry expiries, so `volatile-*` policies evict them too), after
+   * which the lock is granted again while its holder still runs.
+   *
+   * `'warn'` (default): one warning per server and policy through `logger`,
+   * and {@link LockProvider.setupCheck} (the health indicator) reports it.
+   * `'fail'`: also every acquire (and `ping`) fails with
+   * {@link LockStoreError} until the policy is `noeviction`, so the
+   * module's boot stops. `false`: no check (for a Redis that refuses `INFO`
+   * to this user and that you know does not evict).
+   */
+  evictionCheck?: 'warn' | 'fail' | false;
+  /**
+   * Where the provider logs what it finds wrong with the Redis (see
+   * `evictionCheck`): Nest's `Logger`, or `console`. The module passes a
+   * Nest `Logger('RedisLockProvider')` to the store it builds from `redis`.
+   * Default: none (nothing logged).
+   */
+  logger?: LockLogger;
 }

@@ -1,5 +1,5 @@
 import { LockProvider, type LockAcquireRequest, type LockExtension, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
-import type { LockBatchRequest } from '../../contract/lock-provider.js';
+import type { LockBatchRequest, LockStoreSetup } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest } from '../../contract/stored-lock.interface.js';
 import { newOwnerToken } from '../../shared/owner-token.js';
 import { now } from '../../shared/clock.js';
@@ -13,39 +13,35 @@ import { RedisGroups, checkLimit } from './redis-group.js';
 import type { RedisLockProviderOptions } from './redis-lock-provider.interface.js';
 import { extendManyInRedis } from './redis-renewal.js';
 import { acquireManyInRedis } from './redis-multi.js';
+import { RedisEvictionCheck } from './redis-eviction.js';
 
 /** Bound of the provider's memory of contended keys (past it, it starts over). */
 const MAX_CONTENDED_KEYS = 1_024;
 const noop = (): void => {};
 
 /**
- * Locks in Redis (standalone or Cluster), shared by every instance that uses the same Redis.
+ * Locks in Redis (standalone or Cluster), shared by every instance that uses the same Redis
+ * (docs/stores.md, "How it works").
  *
  * - Acquire is one round trip: a Lua script that sets the key to the owner token with a lease and
- *   returns a fencing token from a per-key counter (a block of `request.fences` tokens: the engine
- *   hands the lock to other callers of this process with the rest, see `localHandOff`), raised to
- *   the server clock in microseconds whenever it is behind, so that tokens keep growing across a
- *   failover to a replica with an older counter (see `waitForReplicas` for a guarantee without
- *   clocks). A wait starts with the small script a try uses (three keys, an integer reply); only
+ *   draws a fencing token (a block of `request.fences`: see `localHandOff`) from a per-key counter
+ *   raised to the server clock in microseconds. A wait starts with the small script a try uses; only
  *   when that finds the key held does it queue with the full one, and the provider then remembers
- *   the key as contended, so that its next waits queue at once (until one is granted at once again).
- *   Release and extend are owner-checked scripts. Scripts run by `EVALSHA`, with `EVAL` when the
- *   server's script cache was flushed.
+ *   the key as contended, so that its next waits queue at once. Release and extend are
+ *   owner-checked scripts, run by `EVALSHA` (`EVAL` when the server's script cache was flushed).
  * - Waiters queue in Redis (FIFO across instances). Release grants the key to the first live waiter
- *   inside the same script and draws its fencing token. A waiter of another instance is told on that
- *   instance's own channel (one subscriber connection per provider), a waiter of this instance by the
- *   release's reply; either starts at once, and the engine renews the short hand-off lease to the
- *   full `ttl`. No polling: a waiter also re-checks when the holder's lease would end (a crashed
- *   holder publishes nothing), and refreshes its queue entry, which expires if its process dies.
+ *   inside the same script, and tells a waiter of another instance on that instance's own channel.
+ *   No polling: a waiter also re-checks when the holder's lease would end, and refreshes its queue
+ *   entry, which expires if its process dies.
  * - Every call is bounded by `commandTimeout`, also while ioredis reconnects, and fails with {@link LockStoreError}.
+ * - The server's eviction policy is checked at connect and after every reconnect (`evictionCheck`).
  * - Shared (read/write) locks and semaphores (`limit`): see `RedisGroups`. Several names at once
  *   (`acquireMany`): one script per Cluster slot, see `acquireManyInRedis`.
  *
  * Keys, for a lock key `k` (the module's prefix included): `{k}` (the lock),
  * `{k}:fence`, `{k}:q`, `{k}:w`, `{k}:h`, `{k}:t`, all in one Cluster slot.
  *
- * Made of (internal): `RedisClients` (connections), `RedisCommands` (bounded calls, scripts, write batching),
- * `RedisWaiters` (local waiters, hand-off notices); the Lua scripts are the `.lua` files of `scripts/`.
+ * Made of (internal): `RedisClients`, `RedisCommands`, `RedisWaiters`, `RedisEvictionCheck`, the `.lua` files of `scripts/`.
  *
  * @example
  * ```ts
@@ -78,22 +74,22 @@ export class RedisLockProvider extends LockProvider {
   private readonly common: string;
   /** Owners granted after queueing: their release goes straight to the full script (the queue is likely not empty). */
   private readonly afterWait = new Set<string>();
-  /**
-   * Keys a wait of this provider lately found held or queued: their next wait
-   * queues at once (the full script), instead of trying the small script first.
-   */
+  /** Keys a wait of this provider lately found held or queued: their next wait queues at once (the full script), instead of trying the small script first. */
   private readonly contended = new Set<string>();
   private readonly background = new Set<Promise<unknown>>();
+  /** The server's eviction policy (`evictionCheck`). */
+  private readonly eviction: RedisEvictionCheck;
 
   constructor(options: RedisLockProviderOptions) {
     super();
-    const { redis, commandTimeout, channel, waiterLease, waitForReplicas } = redisSettings(options);
+    const { redis, commandTimeout, channel, waiterLease, waitForReplicas, evictionCheck, logger } = redisSettings(options);
     this.commandTimeout = commandTimeout;
     this.common = `${waiterLease} ${this.instance} ${channel}`;
     this.scripts = { ...SCRIPTS };
     this.clients = new RedisClients(redis, commandTimeout, waitForReplicas);
     this.client = this.clients.main;
     this.commands = new RedisCommands(this.clients, commandTimeout);
+    this.eviction = new RedisEvictionCheck(this.clients, this.commands, evictionCheck, logger);
     const protocol = {
       attempt: (w: Waiter, mode: '1' | '2') =>
         w.kind === undefined
@@ -125,7 +121,7 @@ export class RedisLockProvider extends LockProvider {
 
   /** {@inheritDoc LockProvider.acquire} */
   acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
-    const granted = this.take(request);
+    const granted = this.eviction.before(() => this.take(request));
     const replicas = this.replicas;
     return replicas === undefined ? granted : granted.then((grant) => grant && replicated(replicas, request, grant));
   }
@@ -136,14 +132,14 @@ export class RedisLockProvider extends LockProvider {
     if (this.groups.has(key, owner)) return this.groups.extend(key, owner, ms);
     // (2: a group holds the key, maybe granted to this owner by another provider; a promise here is adopted by the call's own)
     const map = (reply: unknown): boolean => (Number(reply) === 2 ? (this.groups.extend(key, owner, ms) as unknown as boolean) : Number(reply) === 1);
-    return this.commands.script({ operation: 'extend', key, script: this.scripts.extend, numKeys: 1, args: [lockTag(key), owner, ms], map });
+    const tag = lockTag(key);
+    return this.commands.script({ operation: 'extend', key, script: this.scripts.extend, numKeys: 2, args: [tag, `${tag}:fence`, owner, ms], map });
   }
 
   /**
    * {@inheritDoc LockProvider.release}
-   * A lock granted without queueing is released by a two-key script; only
-   * when that finds waiters (or the grant came after a wait) does the full
-   * release with hand-off run.
+   * A lock granted without queueing is released by a small script; only when that finds waiters
+   * (or the grant came after a wait) does the full release with hand-off run.
    */
   release(key: string, owner: string): Promise<boolean> {
     if (this.groups.has(key, owner)) return this.groups.release(key, owner);
@@ -153,8 +149,8 @@ export class RedisLockProvider extends LockProvider {
       operation: 'release',
       key,
       script: this.scripts.releaseFree,
-      numKeys: 2,
-      args: [tag, `${tag}:q`, owner],
+      numKeys: 3,
+      args: [tag, `${tag}:q`, `${tag}:fence`, owner],
       map: (reply) => {
         const status = Number(reply);
         // (a promise here is adopted by the call's own)
@@ -168,11 +164,7 @@ export class RedisLockProvider extends LockProvider {
     return this.groups.transfer(key, from, to, Math.max(1, Math.ceil(ttl)));
   }
 
-  /**
-   * {@inheritDoc LockProvider.coalesce}
-   * The calls leave in one socket write (a standalone client; a Cluster
-   * client sends them as it would anyway).
-   */
+  /** {@inheritDoc LockProvider.coalesce} The calls leave in one socket write (a standalone client; a Cluster client sends them as it would anyway). */
   coalesce<T>(send: () => T): T {
     return this.commands.coalesce(send);
   }
@@ -187,19 +179,20 @@ export class RedisLockProvider extends LockProvider {
     return inspectRedis(this.client, (client, send) => this.commands.call({ operation: 'inspect', send: (c) => send(c as typeof client), client }), request);
   }
 
-  /**
-   * {@inheritDoc LockProvider.watchConnection}
-   * The client's `close` (for a Cluster also a node that leaves): a Redis
-   * restarted without persistence comes back empty.
-   */
+  /** {@inheritDoc LockProvider.watchConnection} The client's `close` (for a Cluster also a node that leaves): a Redis restarted without persistence comes back empty. */
   watchConnection(onLost: () => void): () => void {
     return this.clients.watchConnection(onLost);
+  }
+
+  /** {@inheritDoc LockProvider.setupCheck} The eviction policy (`evictionCheck`). */
+  setupCheck(): LockStoreSetup {
+    return this.eviction.setup();
   }
 
   /** {@inheritDoc LockProvider.ping} */
   async ping(): Promise<number> {
     const started = now();
-    await this.commands.call({ operation: 'ping', send: (c) => c.ping() });
+    await Promise.all([this.commands.call({ operation: 'ping', send: (c) => c.ping() }), this.eviction.refresh()]);
     // (a rejected SELECT is answered before the PING that followed it on the same connection)
     const rejected = this.clients.dbRejected;
     if (rejected !== undefined) throw this.clients.storeError('ping', this.client, rejected, '');
@@ -210,6 +203,7 @@ export class RedisLockProvider extends LockProvider {
   async close(): Promise<void> {
     if (this.commands.closed) return;
     this.commands.close();
+    this.eviction.close();
     const subscriber = this.waiters.close();
     this.afterWait.clear();
     this.groups.clear();
@@ -345,6 +339,6 @@ export class RedisLockProvider extends LockProvider {
   /** {@inheritDoc LockProvider.acquireMany} One script on a standalone Redis; on a Cluster one per slot, in order. */
   acquireMany(requests: readonly LockBatchRequest[]): Promise<LockGrant[] | null> {
     const host = { commands: this.commands, client: this.client, replicas: this.replicas, script: this.scripts.acquireMany };
-    return acquireManyInRedis({ ...host, release: (k, o) => this.release(k, o), cleanUp: (k, o) => this.cleanUp(k, o) }, requests);
+    return this.eviction.before(() => acquireManyInRedis({ ...host, release: (k, o) => this.release(k, o), cleanUp: (k, o) => this.cleanUp(k, o) }, requests));
   }
 }

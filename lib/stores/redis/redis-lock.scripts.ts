@@ -68,11 +68,14 @@ export const SCRIPTS: LockScripts = Object.defineProperties(
 ) as LockScripts;
 
 /**
- * How long a fencing counter lives after its last draw, in ms: the `PX` that
- * `includes/draw-fences.lua` sets. Every grant draws, so what is left of it
- * tells when the lock was granted. @internal
+ * How long a fencing counter outlives what it is kept for, in ms: the lease
+ * of the plain lock that holds the name, and the moment the Redis clock (in
+ * microseconds) passes the counter (`fence_grace` of
+ * `includes/fence-grace.lua`). After a release, nothing of the name is left
+ * once this has passed (and the clock has passed its last token, which it
+ * has unless the counter runs ahead of it). @internal
  */
-export const FENCE_LIFETIME_MS = 3_600_000;
+export const FENCE_GRACE_MS = 2_000;
 
 /** The lock's own key: the store key as a hash tag. @internal */
 export function lockTag(key: string): string {

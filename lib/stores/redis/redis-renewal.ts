@@ -28,10 +28,10 @@ export function clusterSlot(key: string): number {
   return crc % 16384;
 }
 
-/** The script's arguments for `locks`: the lock keys, then their owners, then their ttls. */
+/** The script's arguments for `locks`: the lock keys, their fencing counters, then their owners, then their ttls. */
 function scriptArgs(locks: readonly LockExtension[]): Array<string | number> {
   const keys = locks.map((l) => lockTag(l.key));
-  return [...keys, ...locks.map((l) => l.owner), ...locks.map((l) => Math.max(1, Math.ceil(l.ttl)))];
+  return [...keys, ...keys.map((k) => `${k}:fence`), ...locks.map((l) => l.owner), ...locks.map((l) => Math.max(1, Math.ceil(l.ttl)))];
 }
 
 const answers = (reply: unknown): boolean[] => (reply as unknown[]).map((r) => Number(r) === 1);
@@ -46,7 +46,7 @@ export async function extendManyInRedis(commands: RedisCommands, client: RedisCl
   if (locks.length === 0) return [];
   if (!isCluster(client)) {
     const args = scriptArgs(locks);
-    return commands.script({ operation: 'extend', key: locks[0].key, script, numKeys: locks.length, args, map: answers });
+    return commands.script({ operation: 'extend', key: locks[0].key, script, numKeys: 2 * locks.length, args, map: answers });
   }
   // Slot groups (indexes into locks), and the slot groups of each master.
   const slots = new Map<number, number[]>();
@@ -88,8 +88,8 @@ async function pipelined(client: Cluster, script: LockScript, groups: LockExtens
     const pipeline = client.pipeline();
     for (const i of indexes) {
       const args = scriptArgs(groups[i]);
-      if (byEval) pipeline.eval(script.source, groups[i].length, ...args);
-      else pipeline.evalsha(script.sha, groups[i].length, ...args);
+      if (byEval) pipeline.eval(script.source, 2 * groups[i].length, ...args);
+      else pipeline.evalsha(script.sha, 2 * groups[i].length, ...args);
     }
     return ((await pipeline.exec()) ?? []) as Array<[Error | null, unknown]>;
   };

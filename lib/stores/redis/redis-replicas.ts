@@ -35,7 +35,7 @@ export function replicated(wait: ReplicaWait, request: LockAcquireRequest, grant
   const tag = lockTag(key);
   const group = groupKind(request) !== undefined;
   const extend = group ? wait.scripts.groupExtend : wait.scripts.extend;
-  const keys = group ? [tag, `${tag}:h`, `${tag}:t`] : [tag];
+  const keys = group ? [tag, `${tag}:h`, `${tag}:t`] : [tag, `${tag}:fence`];
   const ttl = Math.max(1, Math.ceil(request.ttl));
   const send =
     (extendIt: (c: RedisClient) => Promise<unknown>) =>

@@ -7,6 +7,8 @@ import { LockManager } from '../../../lib/index.js';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
 import { describeLockProviderConformance } from '../../contract/lock-provider.conformance.js';
 import { RedisCluster } from '../../support/redis-server.js';
+import { redisLeftovers } from '../../support/redis-leftovers.js';
+import { FENCE_GRACE_MS } from '../../../lib/stores/redis/redis-lock.scripts.js';
 
 let cluster: RedisCluster | undefined;
 let client: Cluster | undefined;
@@ -23,10 +25,15 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describeLockProviderConformance('RedisLockProvider on a 3-master Redis Cluster', async () => ({
-  provider: new RedisLockProvider({ redis: await connect() }),
-  child: { kind: 'redis-cluster', nodes: cluster!.startupNodes },
-}));
+describeLockProviderConformance('RedisLockProvider on a 3-master Redis Cluster', async () => {
+  const c = await connect();
+  return {
+    provider: new RedisLockProvider({ redis: c }),
+    child: { kind: 'redis-cluster', nodes: cluster!.startupNodes },
+    releaseWindowMs: FENCE_GRACE_MS,
+    leftovers: (key) => redisLeftovers(c, key),
+  };
+});
 
 describe('RedisLockProvider on a Redis Cluster', () => {
   test('locks of names in different slots work, with hand-off across two providers; the passed-in client stays open', async () => {

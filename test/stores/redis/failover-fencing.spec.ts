@@ -8,6 +8,7 @@ import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
 import { tokenOf } from '../../support/fencing.js';
 import { REPLICATION_FAST, RedisServer } from '../../support/redis-server.js';
 import { sleep } from '../../support/sleep.js';
+import { FENCE_GRACE_MS } from '../../../lib/stores/redis/redis-lock.scripts.js';
 
 let master: RedisServer;
 let replica: RedisServer;
@@ -69,6 +70,29 @@ test('after a failover to a replica with an older counter, or none, every token 
   expect(z3.fencingToken).toBeGreaterThan(z2.fencingToken + 15);
   await z3.release();
   expect(await tokenOf(promoted, 'y')).toBeGreaterThan(y1);
+}, 60_000);
+
+test('a counter ahead of the clock reaches the replica with the same end, and after a failover the promoted replica still draws above it', async () => {
+  await startPair();
+  const m = manager(master.port);
+  // As after more than one token per microsecond, or an earlier failover to a master whose clock was behind: 6 s ahead.
+  const [s, us] = (await master.command('time')).trim().split('\n');
+  const ahead = Number(s) * 1_000_000 + Number(us) + 6_000_000;
+  await master.command('set', '{lock:ahead}:fence', String(ahead));
+  const before = await tokenOf(m, 'ahead');
+  expect(before).toBeGreaterThan(ahead);
+  // Its end is an absolute time on the clock the token came from, the same on the replica
+  // (polled: a WAIT on another connection than the provider's does not wait for the provider's writes).
+  const end = Number((await master.command('pexpiretime', '{lock:ahead}:fence')).trim());
+  expect(end).toBeGreaterThan(Math.floor(ahead / 1_000));
+  await replica.until((out) => out.trim() === String(end), 'pexpiretime', '{lock:ahead}:fence');
+
+  await sleep(FENCE_GRACE_MS + 500); // past the grace after the release: kept, as the clock is still behind it
+  await master.kill();
+  await replica.command('replicaof', 'no', 'one');
+  const promoted = manager(replica.port);
+  const after = await tokenOf(promoted, 'ahead');
+  expect(after).toBeGreaterThan(before);
 }, 60_000);
 
 describe('waitForReplicas', () => {

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
-import { FENCE_LIFETIME_MS, SCRIPTS } from '../../../lib/stores/redis/redis-lock.scripts.js';
+import { FENCE_GRACE_MS, SCRIPTS } from '../../../lib/stores/redis/redis-lock.scripts.js';
 import { repoRoot as root } from '../../support/paths.js';
 import { RedisServer } from '../../support/redis-server.js';
 import { sleep } from '../../support/sleep.js';
@@ -45,17 +45,18 @@ test('the scripts and their includes are .lua files', () => {
   );
 });
 
-test('every grant restarts the lifetime of the fencing counter at FENCE_LIFETIME_MS (inspection reads the grant time from it)', () => {
-  expect(read(join('includes', 'draw-fences.lua'))).toContain(`redis.call('SET', KEYS[2], string.format('%.0f', last), 'PX', ${FENCE_LIFETIME_MS})`);
+test('the fencing counter outlives what it is kept for by FENCE_GRACE_MS, the one grace every fragment that sets its end includes', () => {
+  expect(read(join('includes', 'fence-grace.lua'))).toContain(`local fence_grace = ${FENCE_GRACE_MS}\n`);
+  for (const fragment of ['draw-fences', 'keep-fence', 'free-fence']) expect(read(join('includes', `${fragment}.lua`))).toContain('--- @include "fence-grace"');
 });
 
-test('acquire-many draws each block of fencing tokens as draw-fences does (same bound, same counter lifetime), from the counter of each lock', () => {
-  const draw = read(join('includes', 'draw-fences.lua'));
-  const many = read('acquire-many.lua');
-  expect(draw).toContain(`local last = math.max((tonumber(redis.call('GET', KEYS[2])) or 0) + n, tonumber(t[1] .. string.sub('00000' .. t[2], -6)) + n - 1)`);
-  expect(many).toContain(`local clock = tonumber(t[1] .. string.sub('00000' .. t[2], -6))`);
-  expect(many).toContain(`local last = math.max((tonumber(redis.call('GET', KEYS[i + 1])) or 0) + n, clock + n - 1)`);
-  expect(many).toContain(`redis.call('SET', KEYS[i + 1], string.format('%.0f', last), 'PX', ${FENCE_LIFETIME_MS})`);
+test('every draw of fencing tokens is draw-fences (acquire-many too, from the counter of each lock), and every path that frees or sets a plain lease sets the counter end', () => {
+  const draws = luaFiles.filter((f) => read(f).includes('@include "draw-fences"')).sort();
+  expect(draws).toEqual(['acquire-many.lua', 'acquire.lua', join('includes', 'fence.lua'), 'try-acquire.lua'].sort());
+  expect(read('acquire-many.lua')).toContain('local n, hold, fence_key = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 1]), KEYS[i + 1]');
+  for (const file of ['release.lua', 'release-free.lua', 'leave.lua']) expect(read(file)).toContain('--- @include "free-fence"');
+  for (const file of ['extend.lua', 'extend-many.lua', 'acquire.lua']) expect(read(file)).toContain('--- @include "keep-fence"');
+  expect(luaFiles.filter((f) => /'PX', 3600000|'PX', \d{5,}/.test(read(f)))).toEqual([]);
 });
 
 test.each(luaFiles)('%s opens with a header that states its Input (one KEYS/ARGV a line) and its Output', (file) => {

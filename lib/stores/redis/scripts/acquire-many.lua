@@ -2,9 +2,9 @@
   Takes several plain locks (exclusive, limit 1) at once, all or none: each
   key must be free (no holder, no group marker) with nobody queued; then
   each is set to its owner with its lease, and draws its block of fencing
-  tokens from its own counter as includes/draw-fences.lua does (above the
+  tokens from its own counter with includes/draw-fences.lua (above the
   counter, never below the server clock in microseconds, the counter kept
-  an hour). The keys come in threes, one three per lock, all in one Cluster
+  for the lease and until the clock passes it). The keys come in threes, one three per lock, all in one Cluster
   slot (the provider groups them by slot); KEYS[3i-2], KEYS[3i-1], KEYS[3i]
   and ARGV[3i-2], ARGV[3i-1], ARGV[3i] are those of lock i.
 
@@ -23,13 +23,11 @@ for i = 1, #KEYS, 3 do
   if redis.call('EXISTS', KEYS[i], KEYS[i + 2]) > 0 then return 0 end
 end
 local t = redis.call('TIME')
-local clock = tonumber(t[1] .. string.sub('00000' .. t[2], -6))
 local out = {}
 for i = 1, #KEYS, 3 do
-  local n = tonumber(ARGV[i + 2])
+  local n, hold, fence_key = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 1]), KEYS[i + 1]
   redis.call('SET', KEYS[i], ARGV[i], 'PX', ARGV[i + 1])
-  local last = math.max((tonumber(redis.call('GET', KEYS[i + 1])) or 0) + n, clock + n - 1)
-  redis.call('SET', KEYS[i + 1], string.format('%.0f', last), 'PX', 3600000)
+--- @include "draw-fences"
   out[#out + 1] = last - n + 1
 end
 return out

@@ -31,7 +31,7 @@ local holder = redis.call('GET', KEYS[1])
 -- Nobody holds and nobody is queued: a few commands and no closure.
 if not holder and redis.call('EXISTS', KEYS[3]) == 0 then
   redis.call('SET', KEYS[1], owner, 'PX', ttl)
-  local t = redis.call('TIME')
+  local t, hold, fence_key = redis.call('TIME'), tonumber(ttl), KEYS[2]
 --- @include "draw-fences"
   return {1, last - n + 1}
 end
@@ -39,6 +39,8 @@ end
 if holder == owner and mode == '2' then
   -- A hand-off drew this waiter's block last (nobody else can draw while it holds the key).
   redis.call('PEXPIRE', KEYS[1], ttl)
+  local fence_key, keep = KEYS[2], tonumber(ttl)
+--- @include "keep-fence"
   return {1, tonumber(redis.call('GET', KEYS[2])) - n + 1}
 end
 if holder and mode == '0' and string.byte(holder) ~= 35 then return {0, -1} end
@@ -50,11 +52,13 @@ purge()
 local tail, mine = admit(owner)
 if mine then
   redis.call('PEXPIRE', KEYS[1], ttl)
+  local fence_key, keep = KEYS[2], tonumber(ttl)
+--- @include "keep-fence"
   return with({1, mine}, tail)
 end
 if not lock() and redis.call('EXISTS', KEYS[3]) == 0 then
   redis.call('SET', KEYS[1], owner, 'PX', ttl)
-  return with({1, fence(n)}, tail)
+  return with({1, fence(n, tonumber(ttl))}, tail)
 end
 if mode ~= '0' then enqueue(owner, (now() + lease) .. ' ' .. ttl .. ' ' .. instance_id .. ' ' .. n, '', mode == '1') end
 return with({0, holder_ttl()}, tail)

@@ -1,9 +1,11 @@
 --[[
-  Owner-checked PEXPIRE. When a group (shared holders or a semaphore) holds
-  the key, the caller runs group-extend.lua instead.
+  Owner-checked PEXPIRE, which keeps the fencing counter as long
+  (keep-fence). When a group (shared holders or a semaphore) holds the key,
+  the caller runs group-extend.lua instead.
 
   Input:
     KEYS[1] the lock "{key}"
+    KEYS[2] the fencing counter "{key}:fence"
     ARGV[1] owner token
     ARGV[2] ttl in ms
   Output:
@@ -15,4 +17,6 @@ if holder ~= ARGV[1] then
   return 0
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local fence_key, keep = KEYS[2], tonumber(ARGV[2])
+--- @include "keep-fence"
 return 1

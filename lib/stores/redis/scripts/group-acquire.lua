@@ -57,7 +57,7 @@ if fits and redis.call('EXISTS', KEYS[3]) == 0 then
     redis.call('SET', KEYS[1], '#' .. kind)
     lock_is('#' .. kind)
   end
-  local token = fence(1)
+  local token = fence(1, 0)
   hold(token)
   return with({1, string.format('%.0f', token)}, tail)
 end

@@ -33,7 +33,7 @@ local score = group and string.sub(group, 1, 1) == 'x' and redis.call('ZSCORE', 
 if not score then return with({0}, admit()) end
 redis.call('ZREM', KEYS[5], from)
 redis.call('HDEL', KEYS[6], from)
-local token = fence(1)
+local token = fence(1, 0)
 redis.call('ZADD', KEYS[5], now() + ttl, to)
 redis.call('HSET', KEYS[6], to, string.format('%.0f', token))
 settle()

@@ -1,7 +1,8 @@
 --[[
   A waiter gives up: leaves the queue; if it was granted the key (or a place
   in a group) meanwhile, gives that back. Then grants from the head of the
-  queue (the leaver may have blocked it).
+  queue (the leaver may have blocked it). When the key ends free, the
+  fencing counter is kept only until the server clock passes it (free-fence).
 
   Input:
     KEYS[1] the lock "{key}"
@@ -35,4 +36,9 @@ else
   if entry then forget(owner, select(5, parse(entry)) or '') end
 end
 purge()
-return with({held}, admit())
+local tail = admit()
+if not lock() then
+  local fence_key = KEYS[2]
+--- @include "free-fence"
+end
+return with({held}, tail)

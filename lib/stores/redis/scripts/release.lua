@@ -1,6 +1,7 @@
 --[[
   Owner-checked release of a plain lock, then grants from the head of the
-  queue (see the queue include).
+  queue (see the queue include); when nobody takes it over, the fencing
+  counter is kept only until the server clock passes it (free-fence).
 
   Input:
     KEYS[1] the lock "{key}"
@@ -23,5 +24,9 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0} end
 -- Free for admit(), which overwrites the key when it grants; deleted when it does not.
 lock_is(false)
 local tail = admit()
-if not lock() then redis.call('DEL', KEYS[1]) end
+if not lock() then
+  redis.call('DEL', KEYS[1])
+  local fence_key = KEYS[2]
+--- @include "free-fence"
+end
 return with({1}, tail)

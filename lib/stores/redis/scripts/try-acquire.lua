@@ -22,6 +22,6 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end
 local n = tonumber(ARGV[3]) or 1
-local t = redis.call('TIME')
+local t, hold, fence_key = redis.call('TIME'), tonumber(ARGV[2]), KEYS[2]
 --- @include "draw-fences"
 return last - n + 1

@@ -4,20 +4,30 @@
 
   The block starts above the counter, and never below the server clock in
   microseconds: the counter is raised to the clock whenever it is behind, on
-  every grant. So tokens grow after the counter is gone (never used, an hour
-  old, lost with a restart), and after a failover to a replica that has an
-  older counter or none, as long as the new master's clock is not behind the
-  old one's by more than the failover took (a counter gains at most 16 per
-  grant, far less than one per microsecond, so it stays near the clock). The
-  counter lives an hour past its last grant, so that lock names used once
-  leave no key behind for long.
+  every grant. So tokens grow after the counter is gone, and after a failover
+  to a replica that has an older counter or none, as long as the new
+  master's clock is not behind the old one's by more than the failover took.
+
+  The counter is kept only while it is needed, plus fence_grace: until the
+  server clock has passed the block's last token (before that, the clock
+  alone would give a lower token), and while the plain lock it was drawn for
+  may hold the name (hold ms: inspection and a hand-off's confirmation read
+  it; an extend keeps it as long, keep-fence). Its end is an absolute time
+  (PEXPIREAT) on the clock the token came from, so it does not depend on when
+  the script's writes take their time, and a replica that receives it ends it
+  at the same clock time. A counter ahead of the clock (more than one token
+  per microsecond drawn, or a clock set back) lives until the clock passes it:
+  its lead is what was drawn above the clock, less the time since.
 
   Input:
-    KEYS[2] the fencing counter
-    n       (a local) how many tokens to draw
-    t       (a local) the server clock, as TIME replies it
+    fence_key (a local) the fencing counter
+    n         (a local) how many tokens to draw
+    t         (a local) the server clock, as TIME replies it
+    hold      (a local) ms from t during which the grant's plain lock may hold the name (0 for a group)
   Output:
-    last    (a local) the block's last token; the first is last - n + 1
+    last      (a local) the block's last token; the first is last - n + 1
 ]]
-local last = math.max((tonumber(redis.call('GET', KEYS[2])) or 0) + n, tonumber(t[1] .. string.sub('00000' .. t[2], -6)) + n - 1)
-redis.call('SET', KEYS[2], string.format('%.0f', last), 'PX', 3600000)
+--- @include "fence-grace"
+local last = math.max((tonumber(redis.call('GET', fence_key)) or 0) + n, tonumber(t[1] .. string.sub('00000' .. t[2], -6)) + n - 1)
+redis.call('SET', fence_key, string.format('%.0f', last))
+redis.call('PEXPIREAT', fence_key, string.format('%.0f', math.max(math.floor(last / 1000) + 1, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + hold) + fence_grace))

@@ -201,7 +201,7 @@ local function admit(caller)
     end
     forget(owner, kind)
     local ms = math.min(ttl, lease)
-    local token = fence(n)
+    local token = fence(n, kind == '' and ms or 0)
     if kind == '' then
       redis.call('SET', KEYS[1], owner, 'PX', ms)
       lock_is(owner)

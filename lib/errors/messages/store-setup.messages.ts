@@ -1,0 +1,23 @@
+/** What a store found wrong in how its server is set up (a Redis that may evict lock keys): log lines, health output, errors. @internal */
+
+/** What the eviction check does about it, by its mode: the end of its message. */
+const evictionCheckSuffix = (mode: 'warn' | 'fail'): string =>
+  mode === 'fail'
+    ? " Until then every lock call fails with LockStoreError (evictionCheck: 'fail'; 'warn' only logs this)."
+    : " (evictionCheck: 'fail' refuses such a Redis instead; false turns this check off.)";
+
+/** A Redis whose eviction policy is not `noeviction`. */
+export const evictionPolicyMessage = (at: string, policy: string, mode: 'warn' | 'fail'): string =>
+  `Redis at ${at} has maxmemory-policy ${policy}: once it reaches maxmemory it may evict lock keys (they carry expiries, so volatile-* policies evict them too), ` +
+  'and a lock still held is then granted to another caller, with no error anywhere. ' +
+  'Set maxmemory-policy noeviction on it (CONFIG SET maxmemory-policy noeviction, or the parameter of your managed Redis), or keep locks in a Redis of their own that has it.' +
+  evictionCheckSuffix(mode);
+
+/** A Redis that did not tell its eviction policy (`INFO memory` refused, or answered without it). */
+export const evictionPolicyUnknownMessage = (at: string, cause: string, mode: 'warn' | 'fail'): string =>
+  `Redis at ${at} did not tell its maxmemory-policy (INFO memory: ${cause}), so whether it may evict lock keys is unknown: ` +
+  'allow the INFO command for this user, or set evictionCheck: false if you know it runs with maxmemory-policy noeviction.' +
+  evictionCheckSuffix(mode);
+
+/** The detail of the boot error when the store refuses its server's setup. */
+export const setupRefusedBootDetail = (problems: readonly string[]): string => `the store refuses how its server is set up: ${problems.join(' ')}`;
