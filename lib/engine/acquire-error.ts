@@ -13,6 +13,6 @@ export function acquireError(ctx: HeldLockContext, name: string, err: unknown): 
       : err instanceof LockError
         ? err
         : new LockStoreError('acquire', err instanceof Error ? err.message : String(err), { lockName: name, cause: err });
-  ctx.emit({ type: 'store-error', name, operation: 'acquire', error });
+  if (ctx.observed) ctx.emit({ type: 'store-error', name, operation: 'acquire', error });
   return error;
 }

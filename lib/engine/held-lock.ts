@@ -172,7 +172,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
       throw this.lostReason!;
     }
     this.setLease(started, ms);
-    this.ctx.emit({ type: 'extended', name: this.name, fencingToken: this.fencingToken, ttl: ms });
+    if (this.ctx.observed) this.ctx.emit({ type: 'extended', name: this.name, fencingToken: this.fencingToken, ttl: ms });
     this.schedule();
   }
 
@@ -235,7 +235,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   private releaseFailed(err: unknown): false {
     const error = err instanceof Error ? err : new Error(String(err));
     this.ctx.logStoreFailure('error', error, releaseFailedLog(this.name, error.message));
-    this.ctx.emit({ type: 'store-error', name: this.name, operation: 'release', error });
+    if (this.ctx.observed) this.ctx.emit({ type: 'store-error', name: this.name, operation: 'release', error });
     return false;
   }
 
@@ -248,14 +248,15 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     const reason = new LockLostError(this.name, detail);
     this.ctx.logger.warn(reason.message);
     this.lostReason = reason;
-    this.ctx.emit({
-      type: 'lost',
-      name: this.name,
-      label: this.settings.label,
-      fencingToken: this.fencingToken,
-      heldMs: now() - this.acquiredAt,
-      reason: detail,
-    });
+    if (this.ctx.observed)
+      this.ctx.emit({
+        type: 'lost',
+        name: this.name,
+        label: this.settings.label,
+        fencingToken: this.fencingToken,
+        heldMs: now() - this.acquiredAt,
+        reason: detail,
+      });
     this.controller?.abort(reason);
   }
 
@@ -323,7 +324,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     this.renewing = false;
     if (this.state !== 'held') return;
     if (answer instanceof Error) {
-      this.ctx.emit({ type: 'store-error', name: this.name, operation: 'extend', error: answer });
+      if (this.ctx.observed) this.ctx.emit({ type: 'store-error', name: this.name, operation: 'extend', error: answer });
       this.ctx.logStoreFailure('warn', answer, renewFailedLog(this.name, answer.message));
       this.schedule();
       return;
@@ -333,7 +334,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
       return;
     }
     this.setLease(started, ttl);
-    this.ctx.emit({ type: 'extended', name: this.name, fencingToken: this.fencingToken, ttl });
+    if (this.ctx.observed) this.ctx.emit({ type: 'extended', name: this.name, fencingToken: this.fencingToken, ttl });
     this.schedule();
   }
 }

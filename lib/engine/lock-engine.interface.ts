@@ -25,6 +25,8 @@ export interface LockEngine {
    * `assertLockNames` returns them): all or none.
    */
   enter(name: string | readonly string[], options: ResolvedCallOptions): MaybePromise<LockEntry | undefined>;
+  /** Whether anyone listens to events: build an event only then. */
+  readonly observed: boolean;
   /** Hands an event to the listeners; never throws. */
   emit(event: LockEvent): void;
   /** Logs a store failure at `level`, once per cause and interval. */

@@ -93,7 +93,6 @@ export class LockManager {
     (provider as { useKeyPrefix?: (prefix: string) => void }).useKeyPrefix?.(this.keyPrefix);
     this.defaults = callDefaults(rest);
     this.instanceId = rest.instanceId ?? defaultInstanceId();
-    this.outcomes = new LockOutcomes(this.logger, (event) => this.emit(event));
     this.context = {
       provider,
       logger: this.logger,
@@ -103,6 +102,7 @@ export class LockManager {
       observed: false,
       logStoreFailure: (level, error, line) => this.outcomes.logStoreFailure(level, error, line),
     };
+    this.outcomes = new LockOutcomes(this.logger, this.context);
     this.acquirer = new LockAcquirer(this.context, new InstanceOwnerTokens(this.instanceId), rest.localHandOff ?? true);
     this.multi = new MultiLockAcquirer({
       managerId: this.id,
@@ -266,13 +266,16 @@ export class LockManager {
 
   /** The internals that `lockEngineOf()` hands out. */
   private engine(): LockEngine {
-    const { provider, keyPrefix, logger, acquirer, outcomes } = this;
+    const { provider, keyPrefix, logger, acquirer, outcomes, context } = this;
     return {
       provider,
       keyPrefix,
       logger,
       get closing() {
         return acquirer.closing;
+      },
+      get observed() {
+        return context.observed;
       },
       resolve: (options) => this.resolve(options),
       enter: (name, options) => this.enter(name, options),

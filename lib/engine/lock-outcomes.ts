@@ -33,9 +33,10 @@ export class LockOutcomes {
     this.logger.warn(storeFailuresSummaryLog(key.slice(key.indexOf(' ') + 1), n, s)),
   );
 
+  /** `events`: where events go, and whether anyone listens (an event is built only then). */
   constructor(
     private readonly logger: LockLogger,
-    private readonly emit: (event: LockEvent) => void,
+    private readonly events: { readonly observed: boolean; emit(event: LockEvent): void },
   ) {}
 
   /**
@@ -53,7 +54,7 @@ export class LockOutcomes {
    */
   watch<R>(req: LockRequest, take: () => MaybePromise<HeldLock | null>, then: (lock: HeldLock | null) => R): MaybePromise<R> {
     const started = now();
-    if (req.wait) this.emit({ type: 'waiting', name: req.name, label: req.options.label });
+    if (req.wait) this.events.emit({ type: 'waiting', name: req.name, label: req.options.label });
     let lock: MaybePromise<HeldLock | null>;
     try {
       lock = take();
@@ -89,7 +90,7 @@ export class LockOutcomes {
     const answered = (locks: HeldLock[] | null | undefined, error?: unknown): void => {
       if (!locks && error === undefined) return;
       reqs.forEach((req, i) => {
-        if (req.wait) this.emit({ type: 'waiting', name: req.name, label: req.options.label });
+        if (req.wait) this.events.emit({ type: 'waiting', name: req.name, label: req.options.label });
         this.answer(req, started, locks?.[i] ?? null, error);
       });
     };
@@ -113,10 +114,11 @@ export class LockOutcomes {
     if (lock) return lock;
     const { name, options } = req;
     if (options.onHeld === 'wait') throw this.waitFailed(req, started);
-    this.emit({ type: 'contended', name, onHeld: options.onHeld });
+    const observed = this.events.observed;
+    if (observed) this.events.emit({ type: 'contended', name, onHeld: options.onHeld });
     if (options.onHeld === 'skip') {
       if (this.heldSkips.first(name)) this.logger.debug(heldSkippedLog(name));
-      this.emit({ type: 'skipped', name, reason: 'held' });
+      if (observed) this.events.emit({ type: 'skipped', name, reason: 'held' });
       return undefined;
     }
     if (this.heldThrows.first(name)) this.logger.debug(heldThrownLog(name));
@@ -131,7 +133,7 @@ export class LockOutcomes {
       return reason instanceof Error ? reason : new LockAcquireError(name, 'timeout', Math.round(now() - started));
     }
     const waitMs = Math.round(now() - started);
-    this.emit({ type: 'timeout', name, waitMs });
+    if (this.events.observed) this.events.emit({ type: 'timeout', name, waitMs });
     return new LockAcquireError(name, 'timeout', waitMs);
   }
 
@@ -149,7 +151,7 @@ export class LockOutcomes {
     else if (error === undefined) outcome = req.wait ? 'timeout' : 'held';
     // A wait that ran out, or one ended by the application's shutdown.
     else outcome = error instanceof LockAcquireError && error.reason === 'timeout' ? 'timeout' : 'aborted';
-    this.emit({
+    this.events.emit({
       type: 'answered',
       name: req.name,
       label: req.options.label,

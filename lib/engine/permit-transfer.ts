@@ -52,7 +52,7 @@ export function transferPermit(
   };
   const failed = (err: unknown): void => {
     const error = err instanceof Error ? err : new Error(String(err));
-    ctx.emit({ type: 'store-error', name: req.name, operation: 'acquire', error });
+    if (ctx.observed) ctx.emit({ type: 'store-error', name: req.name, operation: 'acquire', error });
     // Owner-checked: frees the permit sooner than its lease would, if the store still has it.
     void Promise.resolve()
       .then(() => ctx.provider.release(req.key, from.owner))

@@ -171,7 +171,7 @@ export class LeaderCampaign implements Campaign {
       watch,
     });
     this.term = term;
-    this.engine.emit({ type: 'elected', name: this.name, fencingToken: lock.fencingToken, instanceId: this.instanceId });
+    if (this.engine.observed) this.engine.emit({ type: 'elected', name: this.name, fencingToken: lock.fencingToken, instanceId: this.instanceId });
     this.logger.debug(`This instance (${this.instanceId}) leads "${this.name}" (fencing token ${lock.fencingToken}).`);
     const run = this.options.run;
     if (run) {
@@ -206,7 +206,7 @@ export class LeaderCampaign implements Campaign {
   }
 
   private ended(term: LeaderTerm, reason: LeadershipEndReason, detail: string): void {
-    this.engine.emit({ type: 'resigned', name: this.name, fencingToken: term.fencingToken, heldMs: now() - term.startedAt, reason });
+    if (this.engine.observed) this.engine.emit({ type: 'resigned', name: this.name, fencingToken: term.fencingToken, heldMs: now() - term.startedAt, reason });
     if (reason === 'lost') this.logger.warn(`Leadership of "${this.name}" (fencing token ${term.fencingToken}) was lost: ${detail}.`);
     else this.logger.debug(`Leadership of "${this.name}" (fencing token ${term.fencingToken}) ended: ${detail}.`);
   }

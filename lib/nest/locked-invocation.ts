@@ -103,7 +103,7 @@ async function enterCallerless(engine: LockEngine, lock: LockedInvocation, kind:
       return RUN_UNLOCKED;
     }
     engine.logStoreFailure('error', err, scheduledSkippedLog(kind, String(lock.name), err.message));
-    engine.emit({ type: 'skipped', name: String(lock.name), reason: 'store-error' });
+    if (engine.observed) engine.emit({ type: 'skipped', name: String(lock.name), reason: 'store-error' });
     return undefined;
   }
 }

@@ -1,7 +1,8 @@
+import { jest } from '@jest/globals';
 import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { context, metrics, type Tracer } from '@opentelemetry/api';
+import { context, createNoopMeter, metrics, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { DataPointType, MeterProvider, MetricReader, type HistogramMetricData, type MetricData } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -219,6 +220,53 @@ describe('telemetry switch', () => {
   test("'auto' without a registered SDK subscribes nothing: the lock path sees no listener", async () => {
     const locks = new LockManager({ provider: new InMemoryLockProvider() });
     expect((locks as unknown as { listeners: unknown[] }).listeners).toHaveLength(0);
+  });
+
+  test("'auto' with the package installed and no SDK: no event is built on any path, until someone listens", async () => {
+    expect(metrics.getMeterProvider().getMeter('any')).toBe(createNoopMeter()); // no SDK registered
+    const store = new FailingStore();
+    const locks = new LockManager({ provider: store, telemetry: 'auto' });
+    const emit = jest.spyOn(locks as unknown as { emit(event: LockEvent): void }, 'emit');
+    const calls = async (): Promise<void> => {
+      await locks.withLock('e', () => undefined, { onHeld: 'wait' });
+      const handle = (await locks.tryAcquire('e'))!;
+      await handle.extend(5_000);
+      await locks.withLock('e', () => undefined, { onHeld: 'skip' }); // held: contended, skipped
+      await expect(locks.withLock('e', () => undefined, { onHeld: 'throw' })).rejects.toThrow(); // held: contended
+      await expect(locks.withLock('e', () => undefined, { onHeld: 'wait', waitTimeout: 20 })).rejects.toThrow(); // timeout
+      await handle.release();
+      store.failing = true;
+      await expect(locks.withLock('f', () => undefined)).rejects.toThrow(LockStoreError); // store-error
+      store.failing = false;
+    };
+
+    await calls();
+    expect((locks as unknown as { listeners: unknown[] }).listeners).toHaveLength(0);
+    expect(emit).not.toHaveBeenCalled();
+
+    // The same calls with a listener: every path above emits (so the spy sees what a path would build).
+    const seen: string[] = [];
+    const unsubscribe = locks.subscribe((e) => seen.push(e.type));
+    await calls();
+    unsubscribe();
+    expect(new Set(seen)).toEqual(new Set(['waiting', 'acquired', 'answered', 'released', 'extended', 'contended', 'skipped', 'timeout', 'store-error']));
+    expect(emit).toHaveBeenCalledTimes(seen.length);
+  });
+
+  test("'auto' with only a tracer provider registered records spans and no metrics", async () => {
+    const exporter = new InMemorySpanExporter();
+    expect(trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }))).toBe(true);
+    try {
+      const store = new InMemoryLockProvider();
+      const locks = new LockManager({ provider: store });
+      const release = await store.hold('g');
+      setTimeout(() => void release(), 50);
+      await locks.withLock('g', () => undefined, { label: 'global-tracer', onHeld: 'wait', waitTimeout: 10_000 });
+      expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['lock wait global-tracer']);
+      expect(metrics.getMeterProvider().getMeter('any')).toBe(createNoopMeter());
+    } finally {
+      trace.disable();
+    }
   });
 
   test("'auto' with a registered SDK records, false does not", async () => {
