@@ -38,6 +38,13 @@ export interface Contender {
   readonly retry: 'default' | 'tuned' | '-';
   /** How it waits, for the table's legend. */
   readonly waits: string;
+  /**
+   * `@opentelemetry/api` in this contender's process (scenarios run by the
+   * cycles pool): `hidden`, as if not installed (no `@opentelemetry/*`
+   * package can be loaded); `loaded`, checked to be loaded once the
+   * contender is created. Unset: whatever the contender loads.
+   */
+  readonly openTelemetryApi?: 'hidden' | 'loaded';
   create(env: BenchEnv): Promise<LockClient>;
 }
 

@@ -1,10 +1,10 @@
-import { fileURLToPath } from 'node:url';
 import type { BenchEnv, Contender } from '../contenders/contender.js';
-import { answer, ChildWorker } from '../support/child.js';
+import { answer, ChildWorker, compiledWorker } from '../support/child.js';
 import type { Measurement } from '../support/results.js';
 import type { CyclesAnswer, CyclesRequest } from './cycles.worker.js';
 
-const workerPath = fileURLToPath(new URL('./cycles.worker.js', import.meta.url));
+const workerPath = compiledWorker('./cycles.worker.js', import.meta.url);
+const hideOpenTelemetry = compiledWorker('../support/hide-opentelemetry.cjs', import.meta.url);
 
 type Run = Omit<Extract<CyclesRequest, { type: 'run' }>, 'type'>;
 
@@ -18,8 +18,18 @@ export class CyclesPool {
     let w = this.workers.get(c.id);
     if (!w) {
       w = (async () => {
-        const child = new ChildWorker<CyclesRequest, CyclesAnswer>(workerPath);
-        answer(await child.ask({ type: 'prepare', contender: c.id, env: this.env }, 30_000), 'ready');
+        const hidden = c.openTelemetryApi === 'hidden';
+        const child = new ChildWorker<CyclesRequest, CyclesAnswer>(
+          workerPath,
+          hidden ? [...process.execArgv, '--require', hideOpenTelemetry] : process.execArgv,
+        );
+        const ready = answer(await child.ask({ type: 'prepare', contender: c.id, env: this.env }, 30_000), 'ready');
+        if (c.openTelemetryApi !== undefined && ready.openTelemetryApi !== !hidden) {
+          await child.stop();
+          throw new Error(
+            `${c.id}: @opentelemetry/api should be ${c.openTelemetryApi} in its process, but it is ${ready.openTelemetryApi ? 'loaded' : 'not loaded'}`,
+          );
+        }
         return child;
       })();
       this.workers.set(c.id, w);
@@ -30,7 +40,7 @@ export class CyclesPool {
   async run(c: Contender, run: Run): Promise<Measurement> {
     const child = await this.worker(c);
     const r = answer(await child.ask({ type: 'run', ...run }, run.ms + 60_000), 'result');
-    return { throughput: r.throughput, p50: r.p50, p99: r.p99, exact: r.exact };
+    return { throughput: r.throughput, p50: r.p50, p99: r.p99, exact: r.exact, cpuUsPerCycle: r.cpuUsPerCycle };
   }
 
   async close(): Promise<void> {

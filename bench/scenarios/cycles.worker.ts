@@ -4,6 +4,7 @@
  * promise hooks, timers, GC pressure) does not slow down the next one.
  * Driven by cycles.pool.ts: prepare → ready, run → result, close → closed.
  */
+import { createRequire } from 'node:module';
 import { contenderById, type BenchEnv, type LockClient } from '../contenders/index.js';
 import { serveParent } from '../support/child.js';
 import { measureCycles } from '../support/loops.js';
@@ -26,14 +27,20 @@ export type CyclesRequest =
   | { type: 'close' }
   | { type: 'exit' };
 
-export type CyclesAnswer = { type: 'ready' } | { type: 'result'; throughput: number; p50: number; p99: number; exact: number } | { type: 'closed' };
+export type CyclesAnswer =
+  /** `openTelemetryApi`: whether `@opentelemetry/api` is loaded in this process once the contender was created. */
+  | { type: 'ready'; openTelemetryApi: boolean }
+  /** `cpuUsPerCycle`: this process's CPU time (user + system, all threads) over the measured window, per cycle. */
+  | { type: 'result'; throughput: number; p50: number; p99: number; exact: number; cpuUsPerCycle: number }
+  | { type: 'closed' };
 
 let client: LockClient | undefined;
 
 serveParent<CyclesRequest>({
   async prepare(m) {
     client = await contenderById(m.contender).create(m.env);
-    return { type: 'ready' } satisfies CyclesAnswer;
+    const loaded = Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/node_modules/@opentelemetry/api/'));
+    return { type: 'ready', openTelemetryApi: loaded } satisfies CyclesAnswer;
   },
   async run(m) {
     const lock = client!;
@@ -53,9 +60,18 @@ serveParent<CyclesRequest>({
       }),
     );
     counter = 0;
+    const cpu = process.cpuUsage();
     const r = await measureCycles(lock, m.callers, m.ms, name, section);
+    const used = process.cpuUsage(cpu);
     const exact = m.section === 'noop' || counter === r.cycles ? 1 : 0;
-    return { type: 'result', throughput: r.throughput, p50: r.p50, p99: r.p99, exact } satisfies CyclesAnswer;
+    return {
+      type: 'result',
+      throughput: r.throughput,
+      p50: r.p50,
+      p99: r.p99,
+      exact,
+      cpuUsPerCycle: (used.user + used.system) / r.cycles,
+    } satisfies CyclesAnswer;
   },
   async close() {
     await client?.close();

@@ -34,7 +34,10 @@ function extra(r: Row): string {
     if (errors) parts.push(`${errors} give-ups`);
     return parts.join(', ');
   }
-  if (r.scenario === 's4') return r.samples.every((s) => s.exact === 1) ? 'exact' : 'INEXACT';
+  if (r.scenario === 's4') {
+    const exact = r.samples.every((s) => s.exact === 1) ? 'exact' : 'INEXACT';
+    return m.cpuUsPerCycle === undefined ? exact : `CPU ${m.cpuUsPerCycle.toFixed(2)} µs/cycle, ${exact}`;
+  }
   if (r.scenario === 's1' && m.redisCpuUsPerCycle !== undefined) return `Redis CPU ${m.redisCpuUsPerCycle.toFixed(1)} µs/cycle`;
   if (r.scenario === 's5' && m.cpuUsPerRequest !== undefined) return `app CPU ${m.cpuUsPerRequest.toFixed(0)} µs/request`;
   return '';
@@ -125,6 +128,16 @@ export function targets(rows: Row[]): Target[] {
     const mutex = find(rows, 's4', 'async-mutex', variant);
     t.push(
       target('s4', `in-memory ${variant} ≥ ${required}× async-mutex`, r && mutex ? r.median.throughput! / mutex.median.throughput! : undefined, '>=', required),
+    );
+    const idle = find(rows, 's4', 'ours-memory-otel-idle', variant);
+    t.push(
+      target(
+        's4',
+        `in-memory ${variant}, @opentelemetry/api installed and no SDK ≥ 0.9× without the package`,
+        r && idle ? idle.median.throughput! / r.median.throughput! : undefined,
+        '>=',
+        0.9,
+      ),
     );
   }
   for (const [store, required] of [

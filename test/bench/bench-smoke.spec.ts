@@ -10,11 +10,11 @@ import { Redis } from 'ioredis';
 import { COMPARE_AND_DELETE, rawRedis } from '../../bench/contenders/raw-redis.contender.js';
 import { asyncMutex } from '../../bench/contenders/async-mutex.contender.js';
 import { rawMemory } from '../../bench/contenders/raw-memory.contender.js';
-import { oursMemory, oursRedis, oursRedisReplicated, oursRedisStrict } from '../../bench/contenders/ours.contenders.js';
+import { oursMemory, oursMemoryOtelIdle, oursMemoryOtelSdk, oursRedis, oursRedisReplicated, oursRedisStrict } from '../../bench/contenders/ours.contenders.js';
 import { RedisServer } from '../support/redis-server.js';
 import type { BenchEnv, LockClient } from '../../bench/contenders/contender.js';
 import { addRatios, buildRow, target } from '../../bench/support/results.js';
-import { targetLines } from '../../bench/support/report.js';
+import { targetLines, targets } from '../../bench/support/report.js';
 import { floorBound, handOffFloorUs } from '../../bench/scenarios/s3-floor.js';
 import { POSTGRES_URL } from '../support/pg-test-env.js';
 import { median, quantile, SectionOrder, spread } from '../../bench/support/stats.js';
@@ -25,6 +25,7 @@ import { semaphore, SEMAPHORE_LIMIT } from '../../bench/scenarios/s9-semaphore.s
 import { readWrite } from '../../bench/scenarios/s10-read-write.scenario.js';
 import { leftoverKeys } from '../../bench/scenarios/s11-leftover-keys.scenario.js';
 import { FENCE_GRACE_MS } from '../../lib/stores/redis/redis-lock.scripts.js';
+import { inMemory } from '../../bench/scenarios/s4-in-memory.scenario.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const env: BenchEnv = { redisUrl, pgUrl: 'postgres://unused', ttl: 10_000 };
@@ -276,6 +277,21 @@ describe('growth scenarios at their smallest size', () => {
     expect(r.handOffs).toEqual([1, 2, -1, 1]);
     expect(r.crossProcess).toEqual([1, 2, 1]);
   });
+});
+
+describe("scenario 4's OpenTelemetry rows", () => {
+  test('each row runs in its own process: the plain row cannot load @opentelemetry/api, the two others load it; the ratio check is printed', async () => {
+    const ctx: BenchContext = { env, options: { quick: true, repeats: 1, longRepeats: 1, runMs: 100, longRunMs: 100 }, log: () => {} };
+    // The pool fails a row whose process has the package loaded, or not, against its `openTelemetryApi`.
+    const rows = await inMemory(ctx, [oursMemory, oursMemoryOtelIdle, oursMemoryOtelSdk]);
+    expect(rows.map((r) => [r.id, r.skipped, r.samples.length])).toEqual(
+      ['sequential', '100 concurrent'].flatMap(() => [oursMemory.id, oursMemoryOtelIdle.id, oursMemoryOtelSdk.id].map((id) => [id, undefined, 1])),
+    );
+    for (const r of rows) expect(r.median.exact).toBe(1);
+    const checks = targets(rows).filter((t) => t.text.includes('@opentelemetry/api installed and no SDK'));
+    expect(checks).toHaveLength(2);
+    for (const t of checks) expect(Number.isFinite(t.actual)).toBe(true);
+  }, 90_000);
 });
 
 describe('semaphore and read/write scenarios at a tiny size (2 processes × 2 callers, one 300 ms run)', () => {
