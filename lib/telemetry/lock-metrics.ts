@@ -16,8 +16,15 @@ export interface MetricsSource {
 const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 /** Hold bucket bounds in s: from a short critical section to an hour-long job. */
 const HOLD_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];
-/** Attribute sets kept for reuse (labels are few; names, when recorded, may not be). */
+/** Names whose attribute sets are kept for reuse (labels are few; names, when recorded, may not be). */
 const MAX_CACHED = 1_000;
+
+/** The attribute sets of one `nest_lock.name`: alone, and with each wait or hold outcome. */
+interface NameAttributes {
+  readonly name: Attributes;
+  readonly wait: Record<string, Attributes | undefined>;
+  readonly hold: Record<string, Attributes | undefined>;
+}
 
 const WAIT_OUTCOME: Record<LockOutcome, string> = {
   acquired: 'acquired',
@@ -29,7 +36,8 @@ const WAIT_OUTCOME: Record<LockOutcome, string> = {
 
 /**
  * The lock metrics (see {@link LOCK_METRICS}), recorded from lock events.
- * Attribute sets are cached per name and outcome, so recording allocates
+ * Attribute sets are cached per name and outcome (found by the name, then
+ * the outcome: no key string is built per record), so recording allocates
  * nothing once a name was seen. @internal
  */
 export class LockMetrics {
@@ -38,7 +46,7 @@ export class LockMetrics {
   private readonly waiting = new Map<string, number>();
   private readonly holdDuration: Histogram;
   private readonly leaseLosses: Counter;
-  private readonly attributes = new Map<string, Attributes>();
+  private readonly attributes = new Map<string, NameAttributes>();
   /** Names seen held, so that one no longer held reports 0 rather than vanishing. */
   private readonly heldSeen = new Set<string>();
 
@@ -79,16 +87,16 @@ export class LockMetrics {
       case 'answered': {
         const name = this.source.attributeName(event.name, event.label);
         if (event.wait) this.waiting.set(name, (this.waiting.get(name) ?? 1) - 1);
-        this.waitDuration.record(event.waitMs / 1000, this.attrs(name, LOCK_ATTRIBUTES.waitOutcome, WAIT_OUTCOME[event.outcome]));
+        this.waitDuration.record(event.waitMs / 1000, this.outcomeAttrs(name, 'wait', WAIT_OUTCOME[event.outcome]));
         return;
       }
       case 'released':
-        this.holdDuration.record(event.heldMs / 1000, this.attrs(this.source.attributeName(event.name, event.label), LOCK_ATTRIBUTES.holdOutcome, 'released'));
+        this.holdDuration.record(event.heldMs / 1000, this.outcomeAttrs(this.source.attributeName(event.name, event.label), 'hold', 'released'));
         return;
       case 'lost': {
         const name = this.source.attributeName(event.name, event.label);
-        this.holdDuration.record(event.heldMs / 1000, this.attrs(name, LOCK_ATTRIBUTES.holdOutcome, 'lost'));
-        this.leaseLosses.add(1, this.attrs(name));
+        this.holdDuration.record(event.heldMs / 1000, this.outcomeAttrs(name, 'hold', 'lost'));
+        this.leaseLosses.add(1, this.attrs(name).name);
         return;
       }
     }
@@ -96,7 +104,7 @@ export class LockMetrics {
 
   private observeWaiting(result: ObservableResult): void {
     for (const [name, count] of this.waiting) {
-      result.observe(count, this.attrs(name));
+      result.observe(count, this.attrs(name).name);
       // Reported once at 0, then forgotten: names come and go.
       if (count === 0) this.waiting.delete(name);
     }
@@ -108,20 +116,25 @@ export class LockMetrics {
     for (const name of this.heldSeen) if (!counts.has(name)) counts.set(name, 0);
     for (const [name, count] of counts) {
       if (this.heldSeen.size < MAX_CACHED || count > 0) this.heldSeen.add(name);
-      result.observe(count, this.attrs(name));
+      result.observe(count, this.attrs(name).name);
       if (count === 0) this.heldSeen.delete(name);
     }
   }
 
-  /** The attribute set for a name (and an outcome), cached. */
-  private attrs(name: string, key?: string, value?: string): Attributes {
-    const id = key === undefined ? name : `${name}\u0000${key}\u0000${value}`;
-    let attributes = this.attributes.get(id);
-    if (attributes === undefined) {
-      attributes = { [LOCK_ATTRIBUTES.name]: name, [LOCK_ATTRIBUTES.storeKind]: this.source.storeKind };
-      if (key !== undefined) attributes[key] = value;
-      if (this.attributes.size < MAX_CACHED) this.attributes.set(id, attributes);
+  /** The attribute sets of a name, cached. */
+  private attrs(name: string): NameAttributes {
+    let sets = this.attributes.get(name);
+    if (sets === undefined) {
+      sets = { name: { [LOCK_ATTRIBUTES.name]: name, [LOCK_ATTRIBUTES.storeKind]: this.source.storeKind }, wait: {}, hold: {} };
+      if (this.attributes.size < MAX_CACHED) this.attributes.set(name, sets);
     }
-    return attributes;
+    return sets;
+  }
+
+  /** The attribute set of a name with a wait or hold outcome, cached. */
+  private outcomeAttrs(name: string, kind: 'wait' | 'hold', outcome: string): Attributes {
+    const sets = this.attrs(name);
+    const key = kind === 'wait' ? LOCK_ATTRIBUTES.waitOutcome : LOCK_ATTRIBUTES.holdOutcome;
+    return (sets[kind][outcome] ??= { ...sets.name, [key]: outcome });
   }
 }
