@@ -1,7 +1,7 @@
 export { LockModule } from './nest/lock.module.js';
 export { LOCK_MODULE_OPTIONS, type LockModuleExtras, type LockOptionsFactory } from './nest/lock.module-definition.js';
 export { LockService } from './nest/lock.service.js';
-export { Locked, type LockedOptions, type LockNameFactory } from './nest/locked.decorator.js';
+export { Locked, type LockContextNameFactory, type LockedOptions, type LockNameFactory } from './nest/locked.decorator.js';
 export { LockExceptionFilter, LOCK_EXCEPTION_FILTER_OPTIONS, type LockExceptionFilterOptions, type LockErrorBody } from './nest/lock-exception.filter.js';
 export type { LockErrorPayload } from './nest/lock-error-payload.js';
 export type { JobDelay } from './nest/delayed-job.js';

@@ -1,13 +1,16 @@
-import { Inject, Logger } from '@nestjs/common';
+import { Inject, Logger, UseInterceptors, type ExecutionContext } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import { LockAcquireError, LockOptionsError } from '../errors/lock.errors.js';
 import {
   invalidLockedArgumentsMessage,
   jobDelayWithOnHeldMessage,
   missingModuleKey,
+  nameFromContextThrewMessage,
   nameFunctionThrewMessage,
+  nameWithNameFromContextMessage,
   noLockServiceMessage,
   notAMethodMessage,
+  optionMessage,
   staticMethodMessage,
   suspiciousNameLog,
 } from '../errors/lock.messages.js';
@@ -18,15 +21,38 @@ import { invokeLocked, type CallerlessKind, type LockedInvocation } from './lock
 import { lockEngineOf } from '../engine/lock-manager.js';
 import { assertJobCall, assertJobDelay, delayHeldJob, type JobDelay } from './delayed-job.js';
 import type { LockEngine } from '../engine/lock-engine.interface.js';
+import { HandlerContextInterceptor, HandlerContexts } from './handler-context.js';
 
 /** A lock name (or several: all or none) computed from the method's own arguments (after pipes, in a controller). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a name function takes the method's own typed arguments; unknown[] would refuse them
 export type LockNameFactory = (...args: any[]) => string | readonly string[];
 
+/**
+ * A lock name computed from Nest's `ExecutionContext` of the call, then the
+ * method's arguments. `context` is set when Nest calls this method as the
+ * handler (HTTP, GraphQL, RPC, WebSocket), after guards and pipes; it is
+ * `undefined` for any other call (a cron tick, an event listener, a call from
+ * another provider or a test), so the function must handle it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as LockNameFactory: the method's own typed arguments follow the context
+export type LockContextNameFactory = (context: ExecutionContext | undefined, ...args: any[]) => string | readonly string[];
+
 /** Options of {@link Locked}. */
 export interface LockedOptions extends Omit<LockCallOptions, 'signal'> {
   /** The lock name, several names (all or none), or a function of the method's arguments. Default: `ClassName.methodName`. */
   name?: string | readonly string[] | LockNameFactory;
+  /**
+   * Instead of `name`: a function of Nest's `ExecutionContext` of the call
+   * (`undefined` when Nest is not calling this method as its handler), then
+   * the method's arguments, for a value that lives in the context (a GraphQL
+   * context's tenant, RPC metadata, the WebSocket client). See docs/contexts.md.
+   *
+   * @example
+   * ```ts
+   * @Locked({ nameFromContext: (ctx) => `tenant:${ctx?.switchToHttp().getRequest().headers['x-tenant'] ?? 'none'}` })
+   * ```
+   */
+  nameFromContext?: LockContextNameFactory;
   /**
    * On a BullMQ processor's `process(job, token)`: when the lock is held, move
    * the job back to delayed for this many ms (or a function of the job, for a
@@ -71,6 +97,8 @@ function serviceKey(target: object, className: string, method: string): symbol {
 /** `undefined`, `null` or `NaN` as a whole segment of a name (`user:undefined`, `a/null/b`). */
 const SUSPICIOUS_SEGMENT = /(?:^|[^A-Za-z0-9_])(undefined|null|NaN)(?![A-Za-z0-9_])/;
 const logger = new Logger('LockService');
+/** The ExecutionContext of Nest's handler calls, for the methods with `nameFromContext`. */
+const handlerContexts = new HandlerContexts();
 
 /**
  * Runs the method under a lock, released in `finally` (a method declared to
@@ -80,7 +108,9 @@ const logger = new Logger('LockService');
  * for `@Cron`/`@Interval`/`@Timeout`, `@OnEvent` and `@EventPattern`, which
  * have no caller to answer) or `'wait'`. A name (or name function)
  * may give several names: all are taken, in sorted order, or none. Keeps
- * other decorators' metadata.
+ * other decorators' metadata. With `nameFromContext`, the name function also
+ * gets Nest's `ExecutionContext` of the handler call (through an interceptor
+ * that only records it; the lock is still taken in the method's wrapper).
  *
  * @example
  * ```ts
@@ -98,6 +128,10 @@ const logger = new Logger('LockService');
  *
  * @Locked((t: TransferDto) => [`account:${t.from}`, `account:${t.to}`], { onHeld: 'wait' })
  * transfer(t: TransferDto) { ... }
+ *
+ * @MessagePattern('report.build')
+ * @Locked({ nameFromContext: (ctx, data: { tenant: string }) => `tenant:${data.tenant}:${ctx?.switchToRpc().getContext().getPattern()}` })
+ * build(@Payload() data: { tenant: string }) { ... }
  * ```
  */
 export function Locked(name?: string | readonly string[] | LockNameFactory | LockedOptions, options?: Omit<LockedOptions, 'name'>): MethodDecorator {
@@ -117,14 +151,20 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
     if (typeof target === 'function') {
       throw new LockOptionsError(staticMethodMessage(where));
     }
-    const { name: given = `${className}.${String(propertyKey)}`, jobDelay, ...callOptions } = merged;
+    const { name: givenName, nameFromContext, jobDelay, ...callOptions } = merged;
+    if (nameFromContext !== undefined) {
+      if (givenName !== undefined) throw new LockOptionsError(nameWithNameFromContextMessage(where));
+      if (typeof nameFromContext !== 'function') throw new LockOptionsError(optionMessage(where, 'nameFromContext', 'a function', nameFromContext));
+    }
+    const given = givenName ?? `${className}.${String(propertyKey)}`;
     if (jobDelay !== undefined) {
       assertJobDelay(jobDelay, where);
       if (callOptions.onHeld !== undefined) throw new LockOptionsError(jobDelayWithOnHeldMessage(where, String(callOptions.onHeld)));
       callOptions.onHeld = 'throw';
     }
     // A static name list in its canonical order (sorted, without duplicates), once.
-    const lockName = typeof given === 'function' ? given : assertLockNames(given, where);
+    const withContext = nameFromContext !== undefined;
+    const lockName: string | readonly string[] | LockNameFactory = nameFromContext ?? (typeof given === 'function' ? given : assertLockNames(given, where));
     assertCallOptions(callOptions, where);
     const LOCK_SERVICE = serviceKey(target, className, String(propertyKey));
     /** Whether this method's names were already found suspicious (warned once per method). */
@@ -136,8 +176,8 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
     const observable = Reflect.getMetadata?.('design:returntype', target, propertyKey) === Observable;
     let resolved: { service: LockService; engine: LockEngine; options: LockedInvocation['options']; callerless: CallerlessKind | undefined } | undefined;
 
-    const wrapper = function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
-      const service = this?.[LOCK_SERVICE];
+    const lockedCall = (self: Record<symbol, unknown> | undefined, args: unknown[], context: ExecutionContext | undefined): unknown => {
+      const service = self?.[LOCK_SERVICE];
       if (!(service instanceof LockService)) {
         const error = new LockOptionsError(noLockServiceMessage(where));
         return observable ? new Observable((s) => s.error(error)) : Promise.reject(error);
@@ -145,7 +185,7 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
       let name: string | readonly string[];
       try {
         if (jobDelay !== undefined) assertJobCall(args, where);
-        name = typeof lockName === 'function' ? nameFrom(lockName, args, where) : lockName;
+        name = typeof lockName === 'function' ? nameFrom(lockName, withContext ? [context, ...args] : args, where, withContext) : lockName;
       } catch (err) {
         return observable ? new Observable((s) => s.error(err)) : Promise.reject(err);
       }
@@ -160,7 +200,7 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
       const result = invokeLocked(
         resolved.engine,
         { name, options: resolved.options, callerless: resolved.callerless, observable },
-        { instance: this, method: original, args },
+        { instance: self, method: original, args },
       );
       if (jobDelay === undefined) return result;
       return (result as Promise<unknown>).catch((err: unknown) => {
@@ -168,6 +208,15 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
         throw err;
       });
     };
+    const wrapper = !withContext
+      ? function (this: Record<symbol, unknown> | undefined, ...args: unknown[]): unknown {
+          return lockedCall(this, args, undefined);
+        }
+      : function (this: Record<symbol, unknown> | undefined, ...args: unknown[]): unknown {
+          // Nest's context for its call of this handler; the method runs without it, so what it calls does not see it.
+          const context = handlerContexts.contextOf(wrapper);
+          return context === undefined ? lockedCall(this, args, undefined) : handlerContexts.without(() => lockedCall(this, args, context));
+        };
 
     // Carry over what decorators below this one attached to the original function.
     for (const key of Reflect.getOwnMetadataKeys?.(original) ?? []) {
@@ -176,16 +225,20 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
     Object.defineProperty(wrapper, 'name', { value: original.name, configurable: true });
     Object.defineProperty(wrapper, 'length', { value: original.length, configurable: true });
 
-    return { ...descriptor, value: wrapper };
+    const locked = { ...descriptor, value: wrapper };
+    // Only for nameFromContext: an interceptor that records the handler call's ExecutionContext (no lock in it).
+    if (withContext) UseInterceptors(new HandlerContextInterceptor(handlerContexts, wrapper))(target, propertyKey, locked);
+    return locked;
   };
 }
 
-function nameFrom(factory: LockNameFactory, args: unknown[], where: string): string | readonly string[] {
+function nameFrom(factory: LockNameFactory, args: unknown[], where: string, withContext: boolean): string | readonly string[] {
   let name: unknown;
   try {
     name = factory(...args);
   } catch (err) {
-    throw new LockOptionsError(nameFunctionThrewMessage(where, err instanceof Error ? err.message : String(err)), { cause: err });
+    const cause = err instanceof Error ? err.message : String(err);
+    throw new LockOptionsError((withContext ? nameFromContextThrewMessage : nameFunctionThrewMessage)(where, cause), { cause: err });
   }
   return assertLockNames(name, `${where} (name function)`);
 }

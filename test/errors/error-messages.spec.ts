@@ -14,6 +14,10 @@ import { MinimalLockProvider } from '../support/minimal-lock-provider.js';
 /** Words that tell a user what to do next. */
 const ACTION = /\b(must|use|set|pass|import|check|retry|raise|create|grant|install|release|call|give|fix|make|move|build|stop|leave|add)\b/i;
 
+function fail(message: string): never {
+  throw new Error(message);
+}
+
 async function errorOf(run: () => unknown): Promise<Error> {
   try {
     await run();
@@ -90,6 +94,31 @@ const cases: Array<[what: string, run: () => unknown, subject: RegExp, type: new
   ['a bad isGlobal', () => LockModule.forRoot({ isGlobal: 'yes' as never }), /isGlobal must be true or false, got "yes"/, LockOptionsError],
   ['@Locked on a non-method', () => Locked('x')({}, 'field', { value: 42 }), /@Locked\(\) on Object\.field/, LockOptionsError],
   ['@Locked with bad arguments', () => Locked(42 as never), /@Locked\(\): pass a name/, LockOptionsError],
+  [
+    '@Locked with name and nameFromContext',
+    () => Locked({ name: 'x', nameFromContext: () => 'y' })({}, 'run', { value: () => 1 }),
+    /@Locked\(\) on Object\.run: give either name or nameFromContext/,
+    LockOptionsError,
+  ],
+  [
+    'a nameFromContext that threw (no context: a direct call)',
+    async () => {
+      class Reports {
+        run() {}
+      }
+      const descriptor = Object.getOwnPropertyDescriptor(Reports.prototype, 'run')!;
+      const locked = Locked({ nameFromContext: (ctx) => ctx?.getType() ?? fail('no request') })(Reports.prototype, 'run', descriptor);
+      Object.defineProperty(Reports.prototype, 'run', locked as PropertyDescriptor);
+      const ref = await Test.createTestingModule({ imports: [LockModule.forRoot()], providers: [Reports] }).compile();
+      try {
+        await ref.get(Reports).run();
+      } finally {
+        await ref.close();
+      }
+    },
+    /Reports\.run: the nameFromContext function threw/,
+    LockOptionsError,
+  ],
   [
     'a @Locked method on an object Nest did not create',
     async () => {

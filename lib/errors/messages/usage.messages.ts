@@ -34,3 +34,10 @@ export const notAJobMessage = (where: string): string =>
 
 export const jobDelayWithOnHeldMessage = (where: string, onHeld: string): string =>
   `${where}: jobDelay decides what a held lock does to a job (it is moved back to delayed); drop onHeld: '${onHeld}', or drop jobDelay.`;
+
+export const nameFromContextThrewMessage = (where: string, cause: string): string =>
+  `${where}: the nameFromContext function threw: ${cause}. Make it return a string for every call, also when it gets no context ` +
+  '(a call Nest did not make to this handler: a cron tick, an event listener, a call from another provider or a test).';
+
+export const nameWithNameFromContextMessage = (where: string): string =>
+  `${where}: give either name or nameFromContext, not both; nameFromContext gets Nest's ExecutionContext, then the method's arguments.`;
