@@ -99,21 +99,26 @@ describe.each(modes)('with $store', ({ down }) => {
     }
   });
 
-  test.each(['apollo', 'mercurius'] as const)('GraphQL (%s): a lock named from the context (a tenant header) conflicts for one tenant only', async (driver) => {
+  test.each([
+    ['apollo', 'tenantReport', 'tenant:'],
+    ['mercurius', 'tenantReport', 'tenant:'],
+    ['apollo', 'tenantReportByContext', 'ctx-tenant:'],
+    ['mercurius', 'tenantReportByContext', 'ctx-tenant:'],
+  ] as const)('GraphQL (%s): a lock named from the context (a tenant header, %s) conflicts for one tenant only', async (driver, field, prefix) => {
     const query = (tenant: string) =>
       fetch(`${app.urls[driver]}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-tenant': tenant },
-        body: JSON.stringify({ query: '{ tenantReport }' }),
-      }).then((res) => res.json() as Promise<{ data: { tenantReport: string | null }; errors?: Array<{ extensions: { lock: string } }> }>);
+        body: JSON.stringify({ query: `{ ${field} }` }),
+      }).then((res) => res.json() as Promise<{ data: Record<string, string | null>; errors?: Array<{ extensions: { lock: string } }> }>);
     const [a1, a2, b] = await Promise.all([query('a'), query('a'), query('b')]);
     if (down) {
-      expect([a1, a2, b].map((r) => r.errors![0].extensions.lock)).toEqual(['tenant:a', 'tenant:a', 'tenant:b']);
+      expect([a1, a2, b].map((r) => r.errors![0].extensions.lock)).toEqual([`${prefix}a`, `${prefix}a`, `${prefix}b`]);
       return;
     }
-    expect([a1.data.tenantReport, a2.data.tenantReport].sort()).toEqual(['a', null]);
-    expect([a1, a2].find((r) => r.data.tenantReport === null)!.errors![0].extensions).toMatchObject({ code: 'CONFLICT', lock: 'tenant:a' });
-    expect(b).toEqual({ data: { tenantReport: 'b' } });
+    expect([a1.data[field], a2.data[field]].sort()).toEqual(['a', null]);
+    expect([a1, a2].find((r) => r.data[field] === null)!.errors![0].extensions).toMatchObject({ code: 'CONFLICT', lock: `${prefix}a` });
+    expect(b).toEqual({ data: { [field]: 'b' } });
   });
 
   describe.each([

@@ -1,5 +1,5 @@
-import { Context, Query, Resolver } from '@nestjs/graphql';
-import { Locked } from 'nest-lock';
+import { Context, GqlExecutionContext, Query, Resolver } from '@nestjs/graphql';
+import { currentLock, Locked } from 'nest-lock';
 import { work } from './lock-store.js';
 
 /** The GraphQL context: Apollo's has the request, Mercurius' the reply. */
@@ -22,6 +22,14 @@ export class ReportResolver {
   async tenantReport(@Context() ctx: GqlContext): Promise<string> {
     await work();
     return tenantOf(ctx);
+  }
+
+  /** The same, named from Nest's ExecutionContext (nameFromContext): no @Context() parameter. */
+  @Query(() => String, { nullable: true })
+  @Locked({ nameFromContext: (ctx) => `ctx-tenant:${ctx ? tenantOf(GqlExecutionContext.create(ctx).getContext<GqlContext>()) : 'none'}` })
+  async tenantReportByContext(): Promise<string> {
+    await work();
+    return currentLock()!.name.slice('ctx-tenant:'.length);
   }
 
   /** Needs no lock: resolves while `report` fails. */
