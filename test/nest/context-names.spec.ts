@@ -20,6 +20,7 @@ import {
   type INestApplication,
   type INestMicroservice,
   type NestInterceptor,
+  type PipeTransform,
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientProxy, type TcpContext } from '@nestjs/microservices';
@@ -29,7 +30,7 @@ import { ScheduleModule, Interval } from '@nestjs/schedule';
 import { io, type Socket as ClientSocket } from 'socket.io-client';
 import type { Socket } from 'socket.io';
 import request from 'supertest';
-import { firstValueFrom, map, type Observable } from 'rxjs';
+import { firstValueFrom, from, map, type Observable } from 'rxjs';
 import { InMemoryLockProvider, LockExceptionFilter, LockModule, LockOptionsError, Locked, currentLock } from '../../lib/index.js';
 import { createHttpApp, httpAdapters } from '../support/http-adapters.js';
 import { freePort } from '../support/free-port.js';
@@ -61,6 +62,15 @@ class Reports {
   })
   async strict(): Promise<string> {
     return currentLock()!.name;
+  }
+}
+
+/** A pipe that calls a provider's @Locked method: it runs inside Nest's call of the handler, before the handler. */
+@Injectable()
+class BuildPipe implements PipeTransform<string, Promise<string>> {
+  constructor(private readonly reports: Reports) {}
+  transform(value: string): Promise<string> {
+    return this.reports.build(Number(value));
   }
 }
 
@@ -105,6 +115,20 @@ class ReportsController {
     return [currentLock()!.name, ...(inner as string[])];
   }
 
+  /** Declared to return an Observable: the body runs when Nest subscribes, and the provider it calls still gets no context. */
+  @Get('stream/:id')
+  @Locked({ nameFromContext: (ctx: ExecutionContext | undefined, id: number) => `stream:${tenantOf(ctx)}:${id}` })
+  stream(@Param('id', ParseIntPipe) id: number): Observable<{ lock: string; nested: string }> {
+    const lock = currentLock()!.name;
+    return from(this.reports.build(id)).pipe(map((nested) => ({ lock, nested })));
+  }
+
+  @Get('piped/:id')
+  @Locked({ nameFromContext: (ctx: ExecutionContext | undefined, built: string) => `piped:${tenantOf(ctx)}:${built}` })
+  async piped(@Param('id', BuildPipe) _built: string) {
+    return currentLock()!.name;
+  }
+
   @Get('bad-name')
   @Locked({ nameFromContext: () => 42 as unknown as string })
   async badName() {
@@ -127,7 +151,7 @@ describe('@Locked({ nameFromContext }) over HTTP', () => {
       const ref = await Test.createTestingModule({
         imports: [LockModule.forRoot({ provider: new InMemoryLockProvider() })],
         controllers: [ReportsController],
-        providers: [Reports],
+        providers: [Reports, BuildPipe],
       }).compile();
       app = await createHttpApp(ref, adapter());
       app.useLogger((logs = new RecordingLogger()));
@@ -157,6 +181,18 @@ describe('@Locked({ nameFromContext }) over HTTP', () => {
       expect(same.body).toMatchObject({ lock: 'tenant:acme:report:1' });
       expect(other.status).toBe(200);
       expect((await first).status).toBe(200);
+    });
+
+    test('an Observable handler: its lock is named from the context; the provider it calls gets none', async () => {
+      const res = await request(app.getHttpServer()).get('/stream/5').set('x-tenant', 'acme').expect(200);
+      expect(res.body).toEqual({ lock: 'stream:acme:5', nested: 'report:5:none' });
+      expect(seen).toEqual([['Reports.build', undefined]]);
+    });
+
+    test("a provider method called by a pipe, inside Nest's call of the handler, gets no context: it is not the handler", async () => {
+      const res = await request(app.getHttpServer()).get('/piped/4').set('x-tenant', 'acme').expect(200);
+      expect(res.text).toBe('piped:acme:report:4:none');
+      expect(seen).toEqual([['Reports.build', undefined]]);
     });
 
     test('invalid input is refused by the pipe before any name is computed or lock taken', async () => {
