@@ -19,6 +19,19 @@ export function waitingCases({ test, describe }: CaseRegistrar): void {
       isTrue(await p.extend(key, 'waiter', 30_000), 'the woken waiter does not hold the key (extend() answered false)');
     });
 
+    test('a try right after a release does not overtake a queued waiter: the release hands the key to the waiter', async ({ p, q, key, take }) => {
+      for (const via of [p, q]) {
+        const k = `${key}:${via === p ? 'here' : 'peer'}`;
+        granted(await take(k, 'holder'), 'acquire() of a free key answered null');
+        const waiting = p.acquire({ key: k, owner: 'waiter', ttl: 30_000, wait: true, waitTimeout: 10_000 });
+        await sleep(200); // the waiter is queued at the store
+        isTrue(await p.release(k, 'holder'), 'release() by the owner answered false');
+        refused(await via.acquire({ key: k, owner: 'late', ttl: 30_000, wait: false }), 'a try right after the release overtook the queued waiter (acquire without waiting got the key)');
+        granted(await waiting, 'the queued waiter was not granted the key on release');
+        isTrue(await p.release(k, 'waiter'), 'release() by the woken waiter answered false');
+      }
+    });
+
     test('waiters are granted in arrival order (FIFO)', async ({ p, key, take }) => {
       await take(key, 'holder');
       const order: string[] = [];
