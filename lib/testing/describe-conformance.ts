@@ -10,21 +10,23 @@ import { LockOptionsError } from '../errors/lock.errors.js';
 import { lockProviderConformance } from './conformance-suite.js';
 import type { ConformanceOptions, ConformanceTarget } from './conformance-target.interface.js';
 
-type Hook = (fn: () => Promise<void>) => unknown;
-type Body = () => Promise<void>;
-
-/** The parts of a test runner the kit uses: pass them as your runner exports them. */
+/**
+ * The parts of a test runner the kit uses: pass them as your runner exports
+ * them, with one before-all and one after-all hook.
+ */
 export interface ConformanceRunner {
+  /** Opens a group of cases. */
   describe: (name: string, fn: () => void) => unknown;
-  it: ((name: string, fn: Body) => unknown) & { skip?: (name: string, fn: Body) => unknown };
+  /** Registers a case (`test` works too); `it.skip` registers a skipped one. */
+  it: ((name: string, fn: () => Promise<void>) => unknown) & { skip?: (name: string, fn: () => Promise<void>) => unknown };
   /** Jest, Vitest. */
-  beforeAll?: Hook;
+  beforeAll?: (fn: () => Promise<void>) => unknown;
   /** Jest, Vitest. */
-  afterAll?: Hook;
+  afterAll?: (fn: () => Promise<void>) => unknown;
   /** node:test. */
-  before?: Hook;
+  before?: (fn: () => Promise<void>) => unknown;
   /** node:test. */
-  after?: Hook;
+  after?: (fn: () => Promise<void>) => unknown;
 }
 
 /** Longest set-up and tear-down (the author's factory, closing the store), in ms. */

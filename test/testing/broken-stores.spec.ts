@@ -17,7 +17,13 @@ async function outcomes(provider: LockProvider, names: string[], options: Confor
     for (const name of names) {
       const c = suite.cases.find((k) => k.name === name);
       if (!c) throw new Error(`no case named "${name}"`);
-      found.set(name, await c.run().then(() => undefined, (err: Error) => err));
+      found.set(
+        name,
+        await c.run().then(
+          () => undefined,
+          (err: Error) => err,
+        ),
+      );
     }
   } finally {
     await suite.tearDown();
@@ -26,7 +32,12 @@ async function outcomes(provider: LockProvider, names: string[], options: Confor
 }
 
 const BROKEN: Array<[fault: string, store: () => LockProvider, caseName: string, message: RegExp]> = [
-  ['a release that does not check the owner', () => new ReleaseWithoutOwnerCheck(), 'release frees the key for its owner only', /^release\(\) by a non-owner answered true/],
+  [
+    'a release that does not check the owner',
+    () => new ReleaseWithoutOwnerCheck(),
+    'release frees the key for its owner only',
+    /^release\(\) by a non-owner answered true/,
+  ],
   [
     'fencing tokens that repeat',
     () => new RepeatingTokens(),
@@ -86,7 +97,9 @@ describe('what a store does not offer', () => {
     const runner = recordingRunner();
     describeLockProviderConformance('Plain', () => ({ provider: new InMemoryLockProvider() }), runner, { waiting: false, limitAndShared: false });
     const top = 'LockProvider conformance: Plain';
-    expect(runner.skipped).toContain(`${top} › waiting: acquire with wait: true › waitTimeout 0 answers at once [skipped: the store does not offer waiting ({ waiting: false })]`);
+    expect(runner.skipped).toContain(
+      `${top} › waiting: acquire with wait: true › waitTimeout 0 answers at once [skipped: the store does not offer waiting ({ waiting: false })]`,
+    );
     expect(runner.skipped).toContain(
       `${top} › semaphores (limit) and read/write locks (mode) › the store declares supports.limit and supports.shared [skipped: the store does not offer limitAndShared ({ limitAndShared: false })]`,
     );
@@ -106,7 +119,11 @@ describe('what a store does not offer', () => {
   });
 
   test('a runner without describe, it or hooks is refused with what to pass', () => {
-    expect(() => describeLockProviderConformance('X', () => ({ provider: new InMemoryLockProvider() }), { describe: () => {} } as never)).toThrow(LockOptionsError);
-    expect(() => describeLockProviderConformance('X', () => ({ provider: new InMemoryLockProvider() }), {} as never)).toThrow(/\{ describe, it, before, after \} \(node:test\)/);
+    expect(() => describeLockProviderConformance('X', () => ({ provider: new InMemoryLockProvider() }), { describe: () => {} } as never)).toThrow(
+      LockOptionsError,
+    );
+    expect(() => describeLockProviderConformance('X', () => ({ provider: new InMemoryLockProvider() }), {} as never)).toThrow(
+      /\{ describe, it, before, after \} \(node:test\)/,
+    );
   });
 });

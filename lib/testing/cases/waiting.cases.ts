@@ -26,7 +26,10 @@ export function waitingCases({ test, describe }: CaseRegistrar): void {
         const waiting = p.acquire({ key: k, owner: 'waiter', ttl: 30_000, wait: true, waitTimeout: 10_000 });
         await sleep(200); // the waiter is queued at the store
         isTrue(await p.release(k, 'holder'), 'release() by the owner answered false');
-        refused(await via.acquire({ key: k, owner: 'late', ttl: 30_000, wait: false }), 'a try right after the release overtook the queued waiter (acquire without waiting got the key)');
+        refused(
+          await via.acquire({ key: k, owner: 'late', ttl: 30_000, wait: false }),
+          'a try right after the release overtook the queued waiter (acquire without waiting got the key)',
+        );
         granted(await waiting, 'the queued waiter was not granted the key on release');
         isTrue(await p.release(k, 'waiter'), 'release() by the woken waiter answered false');
       }
