@@ -19,6 +19,7 @@ import type { ConformanceCase, ConformanceContext } from './conformance-case.int
 import type { ConformanceCapability, ConformanceOptions, ConformanceTarget } from './conformance-target.interface.js';
 import { check } from './conformance-assert.js';
 import { acquireManyCases } from './cases/acquire-many.cases.js';
+import { inputLimitsCases } from './cases/input-limits.cases.js';
 import { inspectionCases } from './cases/inspection.cases.js';
 import { leaseTruthCases } from './cases/lease-truth.cases.js';
 import { plainLockCases } from './cases/plain-lock.cases.js';
@@ -49,6 +50,7 @@ const METHODS: Partial<Record<ConformanceCapability, keyof LockProvider>> = {
 function declaredCases(): DeclaredCase[] {
   const registrar = new CaseRegistrar();
   plainLockCases(registrar);
+  inputLimitsCases(registrar);
   waitingCases(registrar);
   inspectionCases(registrar);
   registrar.describe('semaphores (limit) and read/write locks (mode)', ['limitAndShared', 'waiting'], () => {

@@ -5,12 +5,12 @@
  * the in-memory store, each passing every case and listing the cases it
  * skipped (no pausedHolder given) by name. Jest is this checkout's (on Node
  * 24: it require()s Nest 12's ES modules only from 24.9 on); Vitest is the
- * cached install of test/apps/nest12-esm-vitest (app-installs.ts).
+ * cached install of test/apps/nest12-esm-vitest (packed-apps.ts).
  */
 import { spawn } from 'node:child_process';
 import { cpSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { childEnv, installedModules, nodeBinary } from './app-installs.js';
+import { childEnv, installedModules, nodeBinary } from './packed-apps.js';
 import { installUnpacked, packLibrary, repoRoot, type PackedLibrary } from './packed-library.js';
 
 let packed: PackedLibrary;
