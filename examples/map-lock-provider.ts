@@ -1,4 +1,4 @@
-import { LockProvider, type LockAcquireRequest, type LockGrant } from 'nest-lock';
+import { LockProvider, MAX_DURATION_MS, type LockAcquireRequest, type LockGrant } from 'nest-lock';
 
 /** The holder of a key: its owner token and when its lease ends (performance.now() time). */
 interface Lease {
@@ -93,7 +93,8 @@ export class MapLockProvider extends LockProvider {
   }
 
   private lease(key: string, owner: string, ttl: number): Lease {
-    const timer = setTimeout(() => this.holderOf(key), ttl + 1);
+    // Durations are at most MAX_DURATION_MS, the longest timer Node keeps.
+    const timer = setTimeout(() => this.holderOf(key), Math.min(ttl + 1, MAX_DURATION_MS));
     timer.unref();
     return { owner, endsAt: performance.now() + ttl, timer };
   }
