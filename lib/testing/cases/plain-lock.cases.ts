@@ -67,6 +67,58 @@ export function plainLockCases({ test }: CaseRegistrar): void {
       above(tokens[i], tokens[i - 1], `fencing token ${i + 1} of the key is not above the one before (tokens: ${tokens.join(', ')})`);
   });
 
+  test(
+    'a released name: past the stated window nothing of it is left (where the store can be looked at), and its next grant still gets a greater token than every earlier one',
+    async ({ p, key, take, target }) => {
+      const window = target.releaseWindowMs ?? 0;
+      const fences = p.fenceBlocks ? 16 : 1;
+      const names = [key, `${key}:waited`, `${key}:expired`];
+      // A grant that reserved a block (the next grant draws above all of it), one handed to a waiter, one whose lease ran out.
+      const first = granted(await p.acquire({ key, owner: 'a', ttl: 30_000, wait: false, fences }), 'acquire() of a free key answered null');
+      let top = first.fencingToken + (first.fences ?? 1) - 1;
+      isTrue(await p.release(key, 'a'), 'release() by the owner answered false');
+      const inside = granted(await take(key, 'b'), 'a released key was not free');
+      above(inside.fencingToken, top, "a grant drew a fencing token inside the previous grant's reserved block");
+      isTrue(await p.release(key, 'b'), 'release() by the owner answered false');
+      top = inside.fencingToken;
+      await take(names[1], 'holder');
+      const waiting = p.acquire({ key: names[1], owner: 'waiter', ttl: 30_000, wait: true, waitTimeout: 10_000, fences });
+      await sleep(150);
+      isTrue(await p.release(names[1], 'holder'), 'release() by the owner answered false');
+      const handed = granted(await waiting, 'a waiter was never woken by the release');
+      isTrue(await p.extend(names[1], 'waiter', 30_000), 'the woken waiter does not hold the key (extend() answered false)');
+      isTrue(await p.release(names[1], 'waiter'), 'release() by the woken waiter answered false');
+      const expiring = granted(await take(names[2], 'short', 200), 'acquire() of a free key answered null');
+
+      await sleep(window + 1_000);
+      if (target.leftovers)
+        for (const name of names)
+          checkEqual(await target.leftovers(name), [], `the store still keeps records of a released name ${window + 1_000} ms after its release`);
+      above(
+        granted(await take(key, 'c'), 'a released key was not free').fencingToken,
+        top,
+        'a fencing token after the release window is not above the earlier ones (the counter was forgotten)',
+      );
+      above(
+        granted(await take(names[1], 'd'), 'a released key was not free').fencingToken,
+        handed.fencingToken + (handed.fences ?? 1) - 1,
+        'a fencing token after the release window is not above the earlier ones (the counter was forgotten)',
+      );
+      above(
+        granted(await take(names[2], 'e'), 'a key whose lease ended was not free').fencingToken,
+        expiring.fencingToken,
+        'a fencing token after an expiry and the release window is not above the earlier ones (the counter was forgotten)',
+      );
+      for (const [name, owner] of [
+        [key, 'c'],
+        [names[1], 'd'],
+        [names[2], 'e'],
+      ])
+        isTrue(await p.release(name, owner), 'release() by the owner answered false');
+    },
+    { needs: ['waiting'] },
+  );
+
   test('different keys never block each other', async ({ key, take }) => {
     granted(await take(`${key}:1`, 'a'), 'acquire() of a free key answered null');
     granted(await take(`${key}:2`, 'b'), 'a held key blocked a different key');

@@ -4,7 +4,7 @@ import type { LockAcquireRequest, LockGrant, LockProvider } from '../../contract
 import type { ConformanceContext } from '../conformance-case.interface.js';
 import type { CaseRegistrar } from '../case-registrar.js';
 import { sleep } from '../sleep.js';
-import { atLeast, below, check, checkEqual, checkFields, granted, isFalse, isTrue, matches, refused, rejection } from '../conformance-assert.js';
+import { above, atLeast, below, check, checkEqual, checkFields, granted, isFalse, isTrue, matches, refused, rejection } from '../conformance-assert.js';
 
 /** `acquire` on `key` without waiting, with the request's other fields from `o`. @internal */
 export const acquirer =
@@ -37,6 +37,27 @@ export const shared = { mode: 'shared' } as const;
 export function semaphoreCases({ test }: CaseRegistrar): void {
   test('the store declares supports.limit and supports.shared', async ({ p }) => {
     checkFields(p.supports ?? {}, { limit: true, shared: true }, 'the store does not declare supports: { limit: true, shared: true }');
+  });
+
+  test('a released semaphore or shared name: past the stated window nothing of it is left, and its next grants get greater tokens', async (c) => {
+    const { p, key, target } = c;
+    const acq = acquirer(c);
+    const token = async (owner: string, o: Partial<LockAcquireRequest>) => granted(await acq(owner, o), `${owner} was refused on a free key`).fencingToken;
+    const tokens = [await token('s1', { limit: 2 }), await token('s2', { limit: 2 })];
+    isTrue(await p.release(key, 's1'), 'release() of a permit by its owner answered false');
+    isTrue(await p.release(key, 's2'), 'release() of a permit by its owner answered false');
+    tokens.push(await token('r1', shared), await token('r2', shared));
+    isTrue(await p.release(key, 'r1'), 'release() by a reader answered false');
+    isTrue(await p.release(key, 'r2'), 'release() by a reader answered false');
+    await sleep((target.releaseWindowMs ?? 0) + 1_000);
+    if (target.leftovers)
+      checkEqual(await target.leftovers(key), [], 'the store still keeps records of a released semaphore or shared name after the release window');
+    above(
+      await token('s3', { limit: 2 }),
+      Math.max(...tokens),
+      'a fencing token after the release window is not above the earlier ones (the counter was forgotten)',
+    );
+    isTrue(await p.release(key, 's3'), 'release() of a permit by its owner answered false');
   });
 
   test('a semaphore of limit N admits N holders and never N+1 (try and wait)', async (c) => {
