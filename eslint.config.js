@@ -23,5 +23,7 @@ export default defineConfig(
   },
   // A .cts file is CommonJS on purpose: it exists to call require().
   { files: ['**/*.cts'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
+  // A store author's CommonJS test file (the conformance kit under Jest, from the packed tarball).
+  { files: ['test/package/kit-consumer/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
   prettier,
 );

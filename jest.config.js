@@ -26,7 +26,7 @@ export default {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^(\\.{1,2}/(?:.*/)?(?:require-peer|lua-source))\\.cjs$': '$1.cts',
     '^nest-lock$': '<rootDir>/lib/index.ts',
-    '^nest-lock/(health|dashboard)$': '<rootDir>/lib/$1/index.ts',
+    '^nest-lock/(health|dashboard|testing)$': '<rootDir>/lib/$1/index.ts',
     '^nest-lock/(redis|postgres)$': '<rootDir>/lib/stores/$1/index.ts',
   },
   testMatch: ['<rootDir>/test/**/*.spec.ts'],

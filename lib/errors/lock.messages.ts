@@ -12,3 +12,4 @@ export * from './messages/option.messages.js';
 export * from './messages/usage.messages.js';
 export * from './messages/primitive.messages.js';
 export * from './messages/store-setup.messages.js';
+export * from './messages/testing.messages.js';

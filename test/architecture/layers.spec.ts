@@ -47,6 +47,11 @@ const RULES: Rule[] = [
   { name: 'shared imports nothing of ours outside shared', files: /^lib\/shared\//, forbids: (i) => !i.external && !i.to.startsWith('lib/shared/') },
   { name: 'contract imports nothing from engine, nest or stores', files: /^lib\/contract\//, forbids: (i) => ours(i, 'engine', 'nest', 'stores') },
   { name: 'engine imports nothing from nest or stores', files: /^lib\/engine\//, forbids: (i) => ours(i, 'nest', 'stores') },
+  {
+    name: 'testing (the conformance kit) imports no @nestjs/* or test runner package, nothing from nest or stores',
+    files: /^lib\/testing\//,
+    forbids: (i) => (i.external && /^(@nestjs\/|jest$|@jest\/|vitest$|@vitest\/)/.test(i.to)) || ours(i, 'nest', 'stores', 'dashboard', 'health', 'leader'),
+  },
 ];
 
 const files = readLib(repoRoot);

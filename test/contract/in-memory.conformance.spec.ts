@@ -1,4 +1,11 @@
+import { describe, it, beforeAll, afterAll } from '@jest/globals';
+import { describeLockProviderConformance } from 'nest-lock/testing';
 import { InMemoryLockProvider } from '../../lib/index.js';
-import { describeLockProviderConformance } from './lock-provider.conformance.js';
+import { pausedHolderOn } from './paused-holder-process.js';
 
-describeLockProviderConformance('InMemoryLockProvider', async () => ({ provider: new InMemoryLockProvider(), child: { kind: 'memory' } }));
+describeLockProviderConformance(
+  'InMemoryLockProvider',
+  () => ({ provider: new InMemoryLockProvider() }),
+  { describe, it, beforeAll, afterAll },
+  { pausedHolder: pausedHolderOn({ kind: 'memory' }) },
+);

@@ -4,7 +4,7 @@
  * the store (`limit` only above 1, `mode` only when shared, so that a store
  * without support never sees them), and that only plain locks use the local
  * hand-off. The semantics of semaphores and read/write locks are the stores'
- * (test/contract/lock-provider.conformance.ts).
+ * (the conformance kit, lib/testing/).
  */
 import { LockManager, LockOptionsError, type LockAcquireRequest, type LockCallOptions } from '../../lib/index.js';
 import { FakeLockProvider } from '../support/fake-lock-provider.js';

@@ -1,6 +1,6 @@
 /**
  * Semaphores and read/write locks through LockManager on the in-memory
- * store (the store semantics themselves: test/contract/lock-provider.conformance.ts):
+ * store (the store semantics themselves: the conformance kit, lib/testing/):
  * `limit` holders at once, shared readers together and never with a writer,
  * a waiting writer not overtaken by later readers, and both with several names.
  */

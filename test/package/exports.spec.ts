@@ -156,6 +156,26 @@ describe('the published package', () => {
     expect(run.stdout.trim()).toBe('function');
   });
 
+  test.each(['import', 'require'] as const)(
+    `"${pkg.name}/testing" (by %s) exports the conformance kit and loads no test runner, no store code and no optional peer`,
+    (how) => {
+      const load = how === 'import' ? `await import('${pkg.name}/testing')` : `require('${pkg.name}/testing')`;
+      const run = node(
+        `import { createRequire } from 'node:module';
+         const require = createRequire(import.meta.url);
+         const kit = ${load};
+         console.log(JSON.stringify({ names: Object.keys(kit).filter((n) => n !== '__esModule' && n !== 'default').sort(), files: Object.keys(require.cache) }));`,
+      );
+      expect(run.stderr).toBe('');
+      const seen = JSON.parse(run.stdout) as { names: string[]; files: string[] };
+      expect(seen.names).toEqual(['describeLockProviderConformance', 'lockProviderConformance', 'runPausedHolder']);
+      const files = seen.files.map((f) => f.slice(root.length));
+      expect(files).toContain('dist/cjs/testing/index.js');
+      expect(files.filter((f) => /node_modules\/(jest|jest-[^/]+|@jest\/[^/]+|vitest|@vitest\/[^/]+|ioredis|pg|@nestjs\/terminus)\//.test(f))).toEqual([]);
+      expect(files.filter((f) => /^dist\/cjs\/stores\/(redis|postgres)\//.test(f))).toEqual([]);
+    },
+  );
+
   test(`"${pkg.name}/health" exports the terminus indicator`, () => {
     const run = node(`import('${pkg.name}/health').then((m) => console.log(typeof m.LockHealthIndicator))`);
     expect(run.stderr).toBe('');

@@ -43,7 +43,7 @@ export function nodeBinary(version: string): string {
 }
 
 /** node_modules of `app` after `npm ci`, cached by the hash of its package.json and lockfile. */
-function installedModules(app: string): string {
+export function installedModules(app: string): string {
   const source = join(repoRoot, 'test/apps', app);
   const hash = createHash('sha256')
     .update(readFileSync(join(source, 'package.json')))

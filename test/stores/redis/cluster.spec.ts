@@ -5,7 +5,9 @@
 import { Cluster } from 'ioredis';
 import { LockManager } from '../../../lib/index.js';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
-import { describeLockProviderConformance } from '../../contract/lock-provider.conformance.js';
+import { describe, it, beforeAll, afterAll } from '@jest/globals';
+import { describeLockProviderConformance } from 'nest-lock/testing';
+import { pausedHolderOn } from '../../contract/paused-holder-process.js';
 import { RedisCluster } from '../../support/redis-server.js';
 import { redisLeftovers } from '../../support/redis-leftovers.js';
 import { FENCE_GRACE_MS } from '../../../lib/stores/redis/redis-lock.scripts.js';
@@ -25,15 +27,16 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describeLockProviderConformance('RedisLockProvider on a 3-master Redis Cluster', async () => {
-  const c = await connect();
-  return {
-    provider: new RedisLockProvider({ redis: c }),
-    child: { kind: 'redis-cluster', nodes: cluster!.startupNodes },
-    releaseWindowMs: FENCE_GRACE_MS,
-    leftovers: (key) => redisLeftovers(c, key),
-  };
-});
+describeLockProviderConformance(
+  'RedisLockProvider on a 3-master Redis Cluster',
+  async () => {
+    const c = await connect();
+    return { provider: new RedisLockProvider({ redis: c }), releaseWindowMs: FENCE_GRACE_MS, leftovers: (key) => redisLeftovers(c, key) };
+  },
+  { describe, it, beforeAll, afterAll },
+  // The cluster's nodes are known once the factory has started it.
+  { pausedHolder: { spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument) } },
+);
 
 describe('RedisLockProvider on a Redis Cluster', () => {
   test('locks of names in different slots work, with hand-off across two providers; the passed-in client stays open', async () => {
