@@ -1,5 +1,5 @@
 /**
- * Names and durations (issue 31, item 5): each kind of bad value is a
+ * Names and durations (docs/configuration.md, "Names and durations"): each kind of bad value is a
  * LockOptionsError naming the option, the value and the allowed range, before
  * any store call; the largest allowed values work on the store.
  */
