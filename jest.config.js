@@ -24,7 +24,7 @@ export default {
   // one copy of the classes with the tests' own imports of lib/. Node resolves it to the build (dist/) at run time.
   moduleNameMapper: {
     '^(\\.{1,2}/.*)\\.js$': '$1',
-    '^(\\.{1,2}/(?:.*/)?(?:require-peer|lua-source))\\.cjs$': '$1.cts',
+    '^(\\.{1,2}/(?:.*/)?(?:require-peer|lua-source|sql-source))\\.cjs$': '$1.cts',
     '^nest-lock$': '<rootDir>/lib/index.ts',
     '^nest-lock/(health|dashboard|testing)$': '<rootDir>/lib/$1/index.ts',
     '^nest-lock/(redis|postgres)$': '<rootDir>/lib/stores/$1/index.ts',

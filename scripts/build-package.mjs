@@ -25,10 +25,11 @@ execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '
 });
 writeFileSync(join(root, 'dist/cjs/package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
 
-// The Redis store's Lua scripts (lib/**/*.lua), read at run time next to the
-// module that loads them: into the package's build, and into dist/lib when tsc
-// built it (`npm run build`, `npm run build:all`).
-const luaFiles = readdirSync(join(root, 'lib'), { recursive: true }).filter((f) => f.endsWith('.lua'));
+// The Redis store's Lua scripts (lib/**/*.lua) and the SQL stores' statements
+// (lib/**/*.sql), read at run time relative to the module that loads them: into
+// the package's build, and into dist/lib when tsc built it (`npm run build`,
+// `npm run build:all`).
+const luaFiles = readdirSync(join(root, 'lib'), { recursive: true }).filter((f) => f.endsWith('.lua') || f.endsWith('.sql'));
 for (const out of ['dist/cjs', 'dist/lib']) {
   if (!existsSync(join(root, out))) continue;
   for (const file of luaFiles) {

