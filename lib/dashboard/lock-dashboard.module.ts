@@ -1,6 +1,6 @@
 import { Controller, Module, UseGuards, type CanActivate, type DynamicModule, type Type } from '@nestjs/common';
 import { LockOptionsError } from '../errors/lock.errors.js';
-import { optionMessage } from '../errors/lock.messages.js';
+import { optionMessage, expected } from '../errors/lock.messages.js';
 import { LockDashboardController } from './lock-dashboard.controller.js';
 import { LOCK_DASHBOARD_OPTIONS, type LockDashboardOptions, type ResolvedDashboardOptions } from './lock-dashboard-options.interface.js';
 import { LockEventLog } from './lock-event-log.js';
@@ -8,7 +8,7 @@ import { LockEventLog } from './lock-event-log.js';
 function positiveInt(value: unknown, option: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new LockOptionsError(optionMessage('LockDashboardModule.register()', option, `an integer from 1 to ${max}`, value));
+    throw new LockOptionsError(optionMessage('LockDashboardModule.register()', option, expected.integerFrom1To(max), value));
   }
   return value;
 }
@@ -16,7 +16,7 @@ function positiveInt(value: unknown, option: string, fallback: number, max: numb
 function resolve(options: LockDashboardOptions): ResolvedDashboardOptions {
   const path = options.path ?? 'locks';
   if (typeof path !== 'string' || path.replace(/^\/+|\/+$/g, '') === '') {
-    throw new LockOptionsError(optionMessage('LockDashboardModule.register()', 'path', "a non-empty route such as '/locks'", path));
+    throw new LockOptionsError(optionMessage('LockDashboardModule.register()', 'path', expected.dashboardPath, path));
   }
   return {
     path: path.replace(/^\/+|\/+$/g, ''),

@@ -4,7 +4,7 @@ import { LockLostError } from '../errors/lock.errors.js';
 import type { LockEvent } from '../contract/lock-events.interface.js';
 import { isThenable, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
 import type { LockLogger } from '../contract/lock-logger.interface.js';
-import { lostDetails, releaseFailedLog, renewFailedLog } from '../errors/lock.messages.js';
+import { lostDetails, releaseFailedLog, renewFailedLog, optionPlaces } from '../errors/lock.messages.js';
 import { TimedNode, type TimedList } from '../shared/timer.js';
 import type { CohortWaiter, LockCohort } from './lock-cohort.js';
 import { now } from '../shared/clock.js';
@@ -160,7 +160,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   }
 
   async extend(ms: number = this.settings.ttl): Promise<void> {
-    assertDuration(ms, 'ms', `extend(ms) of lock "${this.name}"`, false);
+    assertDuration(ms, 'ms', optionPlaces.extend(this.name), false);
     if (!this.held) {
       throw this.lostReason ?? new LockLostError(this.name, lostDetails.alreadyReleased);
     }

@@ -8,6 +8,8 @@ import {
   objectInNameMessage,
   optionMessage,
   unknownOptionMessage,
+  expected,
+  optionPlaces,
 } from '../errors/lock.messages.js';
 import type { LockCallOptions } from '../contract/lock-options.interface.js';
 import type { LockManagerOptions } from './lock-manager-options.interface.js';
@@ -31,7 +33,7 @@ const MANAGER_KEYS = new Set<string>(DEFAULTS_KEYS);
  */
 export function assertLockName(name: unknown, where: string): string {
   if (typeof name !== 'string' || name.length === 0) throw new LockOptionsError(lockNameMessage(where, name));
-  assertNameText(name, MAX_LOCK_NAME_LENGTH, where, 'lock name');
+  assertNameText(name, MAX_LOCK_NAME_LENGTH, where, optionPlaces.lockName);
   // `order:${dto}` with an object: every call would share one lock.
   if (name.includes('[object ')) throw new LockOptionsError(objectInNameMessage(where, name));
   return name;
@@ -53,7 +55,7 @@ export function assertLockNames(names: unknown, where: string): string | readonl
 /** Checks a plain object with only known keys (undefined values count as absent). @internal */
 export function assertOptionsObject(options: unknown, known: ReadonlySet<string>, where: string, objectWhere: string): Record<string, unknown> {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new LockOptionsError(optionMessage(objectWhere, 'options', 'an object', options));
+    throw new LockOptionsError(optionMessage(objectWhere, 'options', expected.object, options));
   }
   const o = options as Record<string, unknown>;
   for (const key of Object.keys(o)) {
@@ -66,23 +68,23 @@ export function assertOptionsObject(options: unknown, known: ReadonlySet<string>
 
 function assertBoolean(value: unknown, option: string, where: string): void {
   if (value !== undefined && typeof value !== 'boolean') {
-    throw new LockOptionsError(optionMessage(where, option, 'true or false', value));
+    throw new LockOptionsError(optionMessage(where, option, expected.boolean, value));
   }
 }
 
 function assertOnHeld(value: unknown, where: string): void {
   if (value !== undefined && (typeof value !== 'string' || !ON_HELD.includes(value))) {
-    throw new LockOptionsError(optionMessage(where, 'onHeld', "one of 'throw', 'skip', 'wait'", value));
+    throw new LockOptionsError(optionMessage(where, 'onHeld', expected.onHeld, value));
   }
 }
 
 /** Checks `limit` (an integer >= 1) and `mode`, and that a shared lock has no limit. */
 function assertLimitAndMode(limit: unknown, mode: unknown, where: string): void {
   if (limit !== undefined && !(typeof limit === 'number' && Number.isInteger(limit) && limit >= 1)) {
-    throw new LockOptionsError(optionMessage(where, 'limit', 'an integer >= 1', limit));
+    throw new LockOptionsError(optionMessage(where, 'limit', expected.integerFrom1, limit));
   }
   if (mode !== undefined && (typeof mode !== 'string' || !MODES.includes(mode))) {
-    throw new LockOptionsError(optionMessage(where, 'mode', "'shared' or 'exclusive'", mode));
+    throw new LockOptionsError(optionMessage(where, 'mode', expected.mode, mode));
   }
   if (limit !== undefined && mode === 'shared') throw new LockOptionsError(limitWithSharedMessage(where, limit));
 }
@@ -124,17 +126,17 @@ function checkCallOptions(options: unknown, where: string): void {
   assertBoolean(o.failOpen, 'failOpen', where);
   assertLimitAndMode(o.limit, o.mode, where);
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
-    throw new LockOptionsError(optionMessage(where, 'signal', 'an AbortSignal', o.signal));
+    throw new LockOptionsError(optionMessage(where, 'signal', expected.abortSignal, o.signal));
   }
   if (o.label !== undefined && (typeof o.label !== 'string' || o.label.length === 0)) {
-    throw new LockOptionsError(optionMessage(where, 'label', 'a non-empty string', o.label));
+    throw new LockOptionsError(optionMessage(where, 'label', expected.nonEmptyString, o.label));
   }
 }
 
 /** Checks the defaults of a manager ({@link DEFAULTS_KEYS}) in an options object already known to be one. @internal */
 export function assertDefaults(o: Record<string, unknown>, where: string): void {
   if (o.keyPrefix !== undefined && typeof o.keyPrefix !== 'string') {
-    throw new LockOptionsError(optionMessage(where, 'keyPrefix', 'a string', o.keyPrefix));
+    throw new LockOptionsError(optionMessage(where, 'keyPrefix', expected.string, o.keyPrefix));
   }
   if (o.keyPrefix !== undefined) assertNameText(o.keyPrefix, MAX_KEY_PREFIX_LENGTH, where, 'keyPrefix');
   assertDuration(o.ttl, 'ttl', where, false);
@@ -144,16 +146,16 @@ export function assertDefaults(o: Record<string, unknown>, where: string): void 
   assertBoolean(o.renew, 'renew', where);
   assertBoolean(o.localHandOff, 'localHandOff', where);
   if (o.instanceId !== undefined && (typeof o.instanceId !== 'string' || o.instanceId.length === 0)) {
-    throw new LockOptionsError(optionMessage(where, 'instanceId', 'a non-empty string', o.instanceId));
+    throw new LockOptionsError(optionMessage(where, 'instanceId', expected.nonEmptyString, o.instanceId));
   }
   if (o.onEvent !== undefined && typeof o.onEvent !== 'function') {
-    throw new LockOptionsError(optionMessage(where, 'onEvent', 'a function', o.onEvent));
+    throw new LockOptionsError(optionMessage(where, 'onEvent', expected.function, o.onEvent));
   }
   assertTelemetryOptions(o.telemetry, where);
 }
 
 /** Checks the options of `new LockManager()`, without its `provider` and `logger`. */
 export function assertManagerOptions(options: unknown): asserts options is Omit<LockManagerOptions, 'provider' | 'logger'> {
-  const where = 'LockModule options';
+  const where = optionPlaces.moduleOptions;
   assertDefaults(assertOptionsObject(options, MANAGER_KEYS, where, 'LockModule'), where);
 }

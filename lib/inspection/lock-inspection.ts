@@ -1,5 +1,5 @@
 import { LockError, LockOptionsError } from '../errors/lock.errors.js';
-import { optionMessage } from '../errors/lock.messages.js';
+import { optionMessage, expected, inspectUnsupportedMessage } from '../errors/lock.messages.js';
 import type { LockProvider } from '../contract/lock-provider.js';
 import type { InspectedLock, LockInspectOptions, LockInspection } from './inspected-lock.interface.js';
 
@@ -37,16 +37,14 @@ export interface InspectionSource {
 export async function inspectLocks(source: InspectionSource, options: LockInspectOptions = {}): Promise<LockInspection> {
   const limit = options.limit ?? DEFAULT_INSPECT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_INSPECT_LIMIT) {
-    throw new LockOptionsError(optionMessage('inspect()', 'limit', `an integer from 1 to ${MAX_INSPECT_LIMIT}`, limit));
+    throw new LockOptionsError(optionMessage('inspect()', 'limit', expected.integerFrom1To(MAX_INSPECT_LIMIT), limit));
   }
   if (options.cursor !== undefined && typeof options.cursor !== 'string') {
-    throw new LockOptionsError(optionMessage('inspect()', 'cursor', 'the string a previous page returned', options.cursor));
+    throw new LockOptionsError(optionMessage('inspect()', 'cursor', expected.inspectCursor, options.cursor));
   }
   const { provider, keyPrefix } = source;
   if (typeof provider.inspect !== 'function') {
-    throw new LockError(
-      `inspect(): the "${provider.kind}" store cannot list its locks. Implement LockProvider.inspect() in the store (every built-in store has it).`,
-    );
+    throw new LockError(inspectUnsupportedMessage(provider.kind));
   }
   const page = await provider.inspect({ prefix: keyPrefix, limit, cursor: options.cursor });
   const mine = new Map<string, LocalLock>();

@@ -3,6 +3,19 @@ import type { HeldLock } from '../engine/held-lock.js';
 import type { LockLogger } from '../contract/lock-logger.interface.js';
 import type { LeadershipEndReason } from '../contract/lock-events.interface.js';
 import { LockError, LockStoreError } from '../errors/lock.errors.js';
+import {
+  campaignCrashedLog,
+  campaignEndedLog,
+  campaignStoreBackLog,
+  campaignStoreFailedLog,
+  electedLog,
+  leaderIgnoredShutdownLog,
+  leaderOverranLog,
+  leaderThrewLog,
+  leadershipEndDetails,
+  leadershipEndedLog,
+  leadershipLostLog,
+} from '../errors/lock.messages.js';
 import { LEADER_LOCK_PREFIX, type CampaignOptions } from './leader-options.interface.js';
 import { LeaderTerm, type Leadership } from './leadership.js';
 import { now } from '../shared/clock.js';
@@ -98,7 +111,7 @@ export class LeaderCampaign implements Campaign {
     this.keepAlive = setInterval(noop, 2 ** 30);
     this.loop = this.campaign()
       .catch((err: unknown) => {
-        this.logger.error(`Leader campaign for "${this.name}" stopped on an unexpected error: ${message(err)}`);
+        this.logger.error(campaignCrashedLog(this.name, message(err)));
       })
       .finally(() => clearInterval(this.keepAlive));
   }
@@ -108,7 +121,7 @@ export class LeaderCampaign implements Campaign {
       this.stopped = true;
       this.stopper.abort();
       this.wakePause?.();
-      this.term?.end('stopped', 'the campaign was stopped (application shutdown)');
+      this.term?.end('stopped', leadershipEndDetails.stopped);
     }
     const loop = this.loop;
     if (loop) {
@@ -117,10 +130,7 @@ export class LeaderCampaign implements Campaign {
       const late = await Promise.race([loop.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.ttl)))]);
       clearTimeout(timer);
       if (late) {
-        this.logger.warn(
-          `Leader method of "${this.name}" was still running ${this.ttl} ms after its signal aborted (shutdown); released the name anyway. ` +
-            'Make it return when leadership.signal aborts.',
-        );
+        this.logger.warn(leaderIgnoredShutdownLog(this.name, this.ttl));
         await this.term?.lock.release();
       }
     }
@@ -137,17 +147,17 @@ export class LeaderCampaign implements Campaign {
         if (this.stopped) return;
         if (!(err instanceof LockStoreError) && err instanceof LockError) {
           // The lock manager closed (shutdown): nothing left to campaign with.
-          this.logger.debug(`Leader campaign for "${this.name}" ended: ${err.message}`);
+          this.logger.debug(campaignEndedLog(this.name, err.message));
           return;
         }
         if (failures++ === 0) {
-          this.logger.warn(`Campaign for leader "${this.name}": ${message(err)} Trying again every ${this.retryDelay} ms.`);
+          this.logger.warn(campaignStoreFailedLog(this.name, message(err), this.retryDelay));
         }
         await this.pause(this.retryDelay);
         continue;
       }
       if (!lock) return; // stopped while waiting
-      if (failures > 0) this.logger.debug(`Campaign for leader "${this.name}": the store answers again.`);
+      if (failures > 0) this.logger.debug(campaignStoreBackLog(this.name));
       failures = 0;
       if (this.stopped) {
         await lock.release();
@@ -172,7 +182,7 @@ export class LeaderCampaign implements Campaign {
     });
     this.term = term;
     if (this.engine.observed) this.engine.emit({ type: 'elected', name: this.name, fencingToken: lock.fencingToken, instanceId: this.instanceId });
-    this.logger.debug(`This instance (${this.instanceId}) leads "${this.name}" (fencing token ${lock.fencingToken}).`);
+    this.logger.debug(electedLog(this.instanceId, this.name, lock.fencingToken));
     const run = this.options.run;
     if (run) {
       let outcome: LeadershipEndReason = 'returned';
@@ -180,10 +190,7 @@ export class LeaderCampaign implements Campaign {
       void term.ended.then(() => {
         // A method that keeps running after its term ended holds the name (renewed) until it returns: warn once.
         slow = setTimeout(() => {
-          this.logger.warn(
-            `Leader method of "${this.name}" is still running ${this.ttl} ms after its leadership ended; ` +
-              'the name stays taken until it returns. Make it return when leadership.signal aborts.',
-          );
+          this.logger.warn(leaderOverranLog(this.name, this.ttl));
         }, this.ttl);
         slow.unref?.();
       });
@@ -192,12 +199,12 @@ export class LeaderCampaign implements Campaign {
       } catch (err) {
         outcome = 'threw';
         if (term.endReason === undefined) {
-          this.logger.error(`Leader method of "${this.name}" threw; gave up leadership, campaigning again in ${this.retryDelay} ms: ${message(err)}`);
+          this.logger.error(leaderThrewLog(this.name, this.retryDelay, message(err)));
         }
       } finally {
         clearTimeout(slow);
       }
-      term.end(outcome, outcome === 'returned' ? 'the leader method returned' : 'the leader method threw');
+      term.end(outcome, outcome === 'returned' ? leadershipEndDetails.returned : leadershipEndDetails.threw);
     } else {
       await term.ended;
     }
@@ -207,8 +214,8 @@ export class LeaderCampaign implements Campaign {
 
   private ended(term: LeaderTerm, reason: LeadershipEndReason, detail: string): void {
     if (this.engine.observed) this.engine.emit({ type: 'resigned', name: this.name, fencingToken: term.fencingToken, heldMs: now() - term.startedAt, reason });
-    if (reason === 'lost') this.logger.warn(`Leadership of "${this.name}" (fencing token ${term.fencingToken}) was lost: ${detail}.`);
-    else this.logger.debug(`Leadership of "${this.name}" (fencing token ${term.fencingToken}) ended: ${detail}.`);
+    if (reason === 'lost') this.logger.warn(leadershipLostLog(this.name, term.fencingToken, detail));
+    else this.logger.debug(leadershipEndedLog(this.name, term.fencingToken, detail));
   }
 
   /** Waits `ms`, or less when the campaign stops. */

@@ -3,7 +3,7 @@ import type { LockEngine } from '../engine/lock-engine.interface.js';
 import { defaultInstanceId } from '../engine/default-instance-id.js';
 import { silentLogger, type LockLogger } from '../contract/lock-logger.interface.js';
 import { LockOptionsError } from '../errors/lock.errors.js';
-import { leaderOnlyMessage } from '../errors/lock.messages.js';
+import { campaignAfterStopMessage, noHolderMessage, secondCampaignMessage } from '../errors/lock.messages.js';
 import { LeaderCampaign, type Campaign } from './leader-campaign.js';
 import { DEFAULT_LEADER_RETRY_DELAY, DEFAULT_LEADER_TTL, LEADER_LOCK_PREFIX, type CampaignOptions, type LeaderInfo } from './leader-options.interface.js';
 import { assertInstanceId, assertLeaderName, assertLeaderOptions } from './leader-options.validation.js';
@@ -62,13 +62,8 @@ export class LeaderElection {
     const where = `campaign("${String(name)}")`;
     assertLeaderName(name, where);
     assertLeaderOptions(options, where);
-    if (this.stopping)
-      throw new LockOptionsError(leaderOnlyMessage(where, 'the leader election is stopped (application shutdown)', 'start no campaigns after the app closes'));
-    if (this.campaigns.has(name)) {
-      throw new LockOptionsError(
-        leaderOnlyMessage(where, `this instance already campaigns for "${name}"`, 'use one campaign, or one @Leader method, per name'),
-      );
-    }
+    if (this.stopping) throw new LockOptionsError(campaignAfterStopMessage(where));
+    if (this.campaigns.has(name)) throw new LockOptionsError(secondCampaignMessage(where, name));
     const campaign = new LeaderCampaign({
       name,
       instanceId: options?.instanceId ?? this.instanceId,
@@ -109,10 +104,7 @@ export class LeaderElection {
     }
     const provider = this.engine.provider;
     if (typeof provider.holder !== 'function') {
-      throw new LockOptionsError(
-        `leader("${name}"): the "${provider.kind}" store cannot tell who holds a lock (its provider has no holder() method); ` +
-          'use a built-in store, or implement holder() in yours.',
-      );
+      throw new LockOptionsError(noHolderMessage(name, provider.kind));
     }
     const holder = await provider.holder(this.engine.keyPrefix + LEADER_LOCK_PREFIX + name);
     if (!holder) return null;

@@ -1,5 +1,5 @@
 import { LockOptionsError } from '../errors/lock.errors.js';
-import { leaderOnlyMessage } from '../errors/lock.messages.js';
+import { leaderNotAMethodMessage, leaderRunOptionMessage, leaderStaticMessage } from '../errors/lock.messages.js';
 import type { LeaderOptions } from './leader-options.interface.js';
 import { assertLeaderName, assertLeaderOptions } from './leader-options.validation.js';
 
@@ -39,17 +39,17 @@ export function Leader(name: string, options?: LeaderOptions): MethodDecorator {
   assertLeaderName(name, where);
   assertLeaderOptions(options, where);
   if (options && 'run' in options && options.run !== undefined) {
-    throw new LockOptionsError(leaderOnlyMessage(where, 'run is not an option of @Leader (the decorated method is what runs)', 'leave it out'));
+    throw new LockOptionsError(leaderRunOptionMessage(where));
   }
   const metadata: LeaderMetadata = { name, options: { ...options } };
   return (target: object, propertyKey: string | symbol, descriptor: PropertyDescriptor): PropertyDescriptor => {
     const className = typeof target === 'function' ? (target as { name: string }).name : target.constructor.name;
     const at = `${where} on ${className}.${String(propertyKey)}`;
     if (!descriptor || typeof descriptor.value !== 'function') {
-      throw new LockOptionsError(leaderOnlyMessage(at, `@Leader() decorates methods only; ${String(propertyKey)} is not a method`, 'move it to a method'));
+      throw new LockOptionsError(leaderNotAMethodMessage(at, String(propertyKey)));
     }
     if (typeof target === 'function') {
-      throw new LockOptionsError(leaderOnlyMessage(at, 'static methods cannot lead', 'put @Leader on a method of a provider Nest creates'));
+      throw new LockOptionsError(leaderStaticMessage(at));
     }
     Reflect.defineMetadata(LEADER_METADATA, metadata, descriptor.value as object);
     return descriptor;

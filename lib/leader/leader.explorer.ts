@@ -1,6 +1,7 @@
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { LockOptionsError } from '../errors/lock.errors.js';
+import { scopedLeaderMessage } from '../errors/lock.messages.js';
 import { LEADER_METADATA, type LeaderMetadata } from './leader.decorator.js';
 import { LeaderService } from './leader.service.js';
 
@@ -28,10 +29,7 @@ export class LeaderExplorer implements OnApplicationBootstrap {
         const meta = typeof fn === 'function' ? (Reflect.getMetadata(LEADER_METADATA, fn) as LeaderMetadata | undefined) : undefined;
         if (!meta) continue;
         if (!instance || typeof instance !== 'object') {
-          throw new LockOptionsError(
-            `@Leader("${meta.name}") on ${String(wrapper.name)}.${method}: the provider is request- or transient-scoped; ` +
-              'a leader method needs one instance per app (a default, singleton-scoped provider).',
-          );
+          throw new LockOptionsError(scopedLeaderMessage(meta.name, String(wrapper.name), method));
         }
         const bound = instance[method] as (...args: unknown[]) => unknown;
         this.leaders.campaign(meta.name, { ...meta.options, run: (leadership) => bound.call(instance, leadership) });

@@ -1,5 +1,6 @@
 import type { HeldLock } from '../engine/held-lock.js';
 import { LockLostError } from '../errors/lock.errors.js';
+import { leadershipEndDetails } from '../errors/lock.messages.js';
 import type { LeadershipEndReason } from '../contract/lock-events.interface.js';
 import { now } from '../shared/clock.js';
 import { timerDelay } from '../shared/timer.js';
@@ -89,14 +90,14 @@ export class LeaderTerm implements Leadership {
     this.onEnd = onEnd;
     this.margin = ttl / 4;
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
-    const lost = (): void => this.end('lost', 'its lease on the store was lost (it expired, or the store no longer has it under this owner)');
+    const lost = (): void => this.end('lost', leadershipEndDetails.leaseLost);
     if (lock.signal.aborted) {
       lost();
       return;
     }
     lock.signal.addEventListener('abort', lost, { once: true });
     // A store that restarts without its data forgets the lease: step down before it can elect another replica.
-    this.unwatch = watch?.(() => this.end('lost', 'the connection to the store dropped (a store that restarts may come back without this lease)'));
+    this.unwatch = watch?.(() => this.end('lost', leadershipEndDetails.connectionDropped));
     this.arm();
   }
 
@@ -125,7 +126,7 @@ export class LeaderTerm implements Leadership {
   }
 
   resign(): void {
-    this.end('resigned', 'it resigned');
+    this.end('resigned', leadershipEndDetails.resigned);
   }
 
   /** Steps down when the lease clock says so; called on every read of `signal`/`leading` and by the timer. @internal */
@@ -133,11 +134,7 @@ export class LeaderTerm implements Leadership {
     if (this.reason !== undefined) return;
     const t = now();
     if (t >= this.deadline) {
-      this.end(
-        'lost',
-        `its lease was not renewed for ${Math.round(t - (this.lock.leaseEnd - this.margin * 4))} ms; ` +
-          `it stepped down ${Math.round(this.margin)} ms before the lease could end on the store`,
-      );
+      this.end('lost', leadershipEndDetails.notRenewed(Math.round(t - (this.lock.leaseEnd - this.margin * 4)), Math.round(this.margin)));
     }
   }
 
@@ -147,7 +144,7 @@ export class LeaderTerm implements Leadership {
     this.reason = reason;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.unwatch?.();
-    this.controller.abort(new LockLostError(this.name, `leadership ended: ${detail}`));
+    this.controller.abort(new LockLostError(this.name, leadershipEndDetails.lost(detail)));
     this.resolveEnded(reason);
     this.onEnd(this, reason, detail);
   }

@@ -1,5 +1,5 @@
 import { LockJobDelayedError, LockOptionsError } from '../errors/lock.errors.js';
-import { notAJobMessage, optionMessage } from '../errors/lock.messages.js';
+import { notAJobMessage, optionMessage, expected } from '../errors/lock.messages.js';
 
 /** What `jobDelay` needs of a BullMQ job (duck-typed: `bullmq` is not imported). */
 interface DelayableJob {
@@ -34,5 +34,5 @@ export function assertJobCall(args: unknown[], where: string): void {
 /** Throws unless `delay` is a duration in ms (0 or more) or a function. @internal */
 export function assertJobDelay(delay: unknown, where: string): asserts delay is JobDelay {
   if (typeof delay === 'function' || (typeof delay === 'number' && Number.isFinite(delay) && delay >= 0)) return;
-  throw new LockOptionsError(optionMessage(where, 'jobDelay', 'a duration in ms (0 or more) or a function of the job', delay));
+  throw new LockOptionsError(optionMessage(where, 'jobDelay', expected.jobDelay, delay));
 }

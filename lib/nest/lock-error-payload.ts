@@ -1,4 +1,5 @@
 import type { LockAcquireError, LockStoreError } from '../errors/lock.errors.js';
+import { reasonPhrase } from '../errors/lock.messages.js';
 
 /**
  * What {@link LockExceptionFilter} tells a caller outside HTTP: a microservice
@@ -16,9 +17,7 @@ export interface LockErrorPayload {
   lock: string | undefined;
 }
 
-const REASONS: Record<number, string> = { 409: 'Conflict', 423: 'Locked', 429: 'Too Many Requests', 503: 'Service Unavailable' };
-
 /** The payload of an answer with `status` and `message` to a caller of `exception`'s lock. @internal */
 export function lockErrorPayload(exception: LockAcquireError | LockStoreError, status: number, message: string): LockErrorPayload {
-  return { status, error: REASONS[status] ?? 'Error', message, lock: exception.lockName };
+  return { status, error: reasonPhrase(status), message, lock: exception.lockName };
 }

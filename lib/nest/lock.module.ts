@@ -5,7 +5,7 @@ import { LockProvider } from '../contract/lock-provider.js';
 import type { LockModuleOptions } from './lock-module-options.interface.js';
 import { assertModuleOptions } from './lock-module-options.validation.js';
 import { LockOptionsError } from '../errors/lock.errors.js';
-import { optionMessage } from '../errors/lock.messages.js';
+import { optionMessage, expected, optionPlaces } from '../errors/lock.messages.js';
 import { buildLockProvider } from '../stores/lock-provider.factory.js';
 import { LockService } from './lock.service.js';
 import { LeaderExplorer } from '../leader/leader.explorer.js';
@@ -48,7 +48,7 @@ export class LockModule extends ConfigurableLockModule {
   static forRoot(options: typeof LOCK_OPTIONS_TYPE = {}): DynamicModule {
     assertModuleOptions(options === null || typeof options !== 'object' ? options : { ...options, isGlobal: undefined });
     if (options.isGlobal !== undefined && typeof options.isGlobal !== 'boolean') {
-      throw new LockOptionsError(optionMessage('LockModule options', 'isGlobal', 'true or false', options.isGlobal));
+      throw new LockOptionsError(optionMessage(optionPlaces.moduleOptions, 'isGlobal', expected.boolean, options.isGlobal));
     }
     return super.forRoot(options);
   }

@@ -8,7 +8,7 @@ import type { LockCallOptions } from '../contract/lock-options.interface.js';
 import type { LockEvent } from '../contract/lock-events.interface.js';
 import type { LockInspectOptions, LockInspection } from '../inspection/inspected-lock.interface.js';
 import { LockStoreError } from '../errors/lock.errors.js';
-import { bootCheckFailedDetail, bootCheckFailedLog, inMemoryInProductionLog, setupRefusedBootDetail } from '../errors/lock.messages.js';
+import { bootCheckFailedDetail, bootCheckFailedLog, inMemoryInProductionLog, setupRefusedBootDetail, storeOperations } from '../errors/lock.messages.js';
 import { InMemoryLockProvider } from '../stores/memory/in-memory-lock.provider.js';
 import { isOwnedProvider } from '../stores/lock-provider.factory.js';
 
@@ -174,7 +174,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
         // The boot stops: a connection the module opened must not keep reconnecting in the background.
         if (isOwnedProvider(provider)) await provider.close();
         const detail = setup?.refused ? setupRefusedBootDetail(setup.problems) : bootCheckFailedDetail(cause);
-        throw new LockStoreError('the boot check', detail, { cause: err });
+        throw new LockStoreError(storeOperations.bootCheck, detail, { cause: err });
       }
       this.logger.warn(bootCheckFailedLog(cause));
     }

@@ -4,7 +4,7 @@ import type { LockEngine } from '../engine/lock-engine.interface.js';
 import type { ResolvedCallOptions } from '../engine/resolved-call-options.js';
 import { isThenable, type MaybePromise } from '../contract/lock-provider.js';
 import { LockStoreError } from '../errors/lock.errors.js';
-import { scheduledFailOpenLog, scheduledShutdownLog, scheduledSkippedLog } from '../errors/lock.messages.js';
+import { scheduledFailOpenLog, scheduledShutdownLog, scheduledSkippedLog, callerlessKinds } from '../errors/lock.messages.js';
 
 /** How a decorated method is to be locked. @internal */
 export interface LockedInvocation {
@@ -22,7 +22,7 @@ export interface LockedInvocation {
 }
 
 /** A method no caller waits on. @internal */
-export type CallerlessKind = 'scheduled task' | 'event handler';
+export type CallerlessKind = (typeof callerlessKinds)[keyof typeof callerlessKinds];
 
 /** The method call of a `@Locked` method. @internal */
 export interface MethodCall {

@@ -13,6 +13,9 @@ import {
   optionMessage,
   staticMethodMessage,
   suspiciousNameLog,
+  expected,
+  optionPlaces,
+  callerlessKinds,
 } from '../errors/lock.messages.js';
 import type { LockCallOptions } from '../contract/lock-options.interface.js';
 import { assertCallOptions, assertLockNames } from '../engine/lock-options.validation.js';
@@ -69,9 +72,9 @@ const EVENT_PATTERN = 2;
 
 /** Whether a decorated method has no caller to answer (read from the other decorators' metadata, no import of them). */
 function callerlessKind(method: object): CallerlessKind | undefined {
-  if (Reflect.getMetadata?.(SCHEDULER_TYPE, method) !== undefined) return 'scheduled task';
-  if (Reflect.getMetadata?.(EVENT_LISTENER, method) !== undefined) return 'event handler';
-  if (Reflect.getMetadata?.(PATTERN_HANDLER, method) === EVENT_PATTERN) return 'event handler';
+  if (Reflect.getMetadata?.(SCHEDULER_TYPE, method) !== undefined) return callerlessKinds.task;
+  if (Reflect.getMetadata?.(EVENT_LISTENER, method) !== undefined) return callerlessKinds.event;
+  if (Reflect.getMetadata?.(PATTERN_HANDLER, method) === EVENT_PATTERN) return callerlessKinds.event;
   return undefined;
 }
 
@@ -154,7 +157,7 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
     const { name: givenName, nameFromContext, jobDelay, ...callOptions } = merged;
     if (nameFromContext !== undefined) {
       if (givenName !== undefined) throw new LockOptionsError(nameWithNameFromContextMessage(where));
-      if (typeof nameFromContext !== 'function') throw new LockOptionsError(optionMessage(where, 'nameFromContext', 'a function', nameFromContext));
+      if (typeof nameFromContext !== 'function') throw new LockOptionsError(optionMessage(where, 'nameFromContext', expected.function, nameFromContext));
     }
     const given = givenName ?? `${className}.${String(propertyKey)}`;
     if (jobDelay !== undefined) {
@@ -240,7 +243,7 @@ function nameFrom(factory: LockNameFactory, args: unknown[], where: string, with
     const cause = err instanceof Error ? err.message : String(err);
     throw new LockOptionsError((withContext ? nameFromContextThrewMessage : nameFunctionThrewMessage)(where, cause), { cause: err });
   }
-  return assertLockNames(name, `${where} (name function)`);
+  return assertLockNames(name, optionPlaces.nameFunction(where));
 }
 
 /** Warns (through Nest's Logger) when a name has an `undefined`/`null`/`NaN` segment; returns whether it did. */

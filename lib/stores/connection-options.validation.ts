@@ -1,6 +1,16 @@
 import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError } from '../errors/lock.errors.js';
-import { connectionUrlMessage, nodeRedisClientMessage, optionMessage, redisConnectionTypeMessage, redisForeignOptionMessage } from '../errors/lock.messages.js';
+import {
+  connectionUrlMessage,
+  nodeRedisClientMessage,
+  optionMessage,
+  redisConnectionTypeMessage,
+  redisForeignOptionMessage,
+  connectionUrlProblems,
+  expected,
+  optionPlaces,
+  redisForeignOptions,
+} from '../errors/lock.messages.js';
 
 /**
  * Static checks of store connection options: what can never work fails at
@@ -29,19 +39,6 @@ function isPlainObject(value: object): boolean {
 /** Methods of a client (or a wrapper of one) that no ioredis option is named after: an options object with one is not options. */
 const CLIENT_METHODS = ['connect', 'sendCommand', 'evalsha', 'evalSha', 'get', 'set', 'quit'];
 
-/**
- * Options of an ioredis `Cluster` or of node-redis that ioredis' `Redis` does not read: options
- * with them would connect to 127.0.0.1:6379. Each with what to pass instead.
- */
-const FOREIGN_OPTIONS: Record<string, string> = {
-  nodes: 'an ioredis Cluster instance (new Cluster(nodes, options)): a Cluster is not built from options',
-  startupNodes: 'an ioredis Cluster instance (new Cluster(startupNodes, options)): a Cluster is not built from options',
-  rootNodes: 'an ioredis Cluster instance (new Cluster(nodes, options)) instead of node-redis createCluster() options',
-  url: 'the URL itself as redis (a string), or host, port and db as ioredis options',
-  socket: 'host, port (and tls) at the top level of ioredis options, or a redis:// URL',
-  database: 'db, the ioredis name of the database index',
-};
-
 /** The base class of a node-redis client (`RedisClient`, `RedisCluster`, `RedisSentinel`, `RedisClientPool`), if `value` is one. */
 function nodeRedisClass(value: object): string | undefined {
   const v = value as { evalSha?: unknown; sendCommand?: unknown; isOpen?: unknown };
@@ -69,14 +66,14 @@ export function assertRedisConnection(redis: unknown, where: string): void {
   const o = redis as Record<string, unknown>;
   const method = CLIENT_METHODS.find((m) => typeof o[m] === 'function');
   if (method !== undefined) throw new LockOptionsError(redisConnectionTypeMessage(where, redis, method));
-  const foreign = Object.keys(FOREIGN_OPTIONS).find((k) => o[k] !== undefined);
-  if (foreign !== undefined) throw new LockOptionsError(redisForeignOptionMessage(where, foreign, FOREIGN_OPTIONS[foreign]));
+  const foreign = Object.keys(redisForeignOptions).find((k) => o[k] !== undefined);
+  if (foreign !== undefined) throw new LockOptionsError(redisForeignOptionMessage(where, foreign, redisForeignOptions[foreign]!));
   assertPort(o.port, `${where}: redis.port`);
   if (o.db !== undefined && !(typeof o.db === 'number' && Number.isInteger(o.db) && o.db >= 0)) {
-    throw new LockOptionsError(optionMessage(where, 'redis.db', 'an integer >= 0 (the Redis database index)', o.db));
+    throw new LockOptionsError(optionMessage(where, 'redis.db', expected.redisDb, o.db));
   }
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host.length === 0)) {
-    throw new LockOptionsError(optionMessage(where, 'redis.host', 'a non-empty host name or address', o.host));
+    throw new LockOptionsError(optionMessage(where, 'redis.host', expected.host, o.host));
   }
 }
 
@@ -93,21 +90,17 @@ export function assertPostgresConnection(connection: unknown, where: string): vo
 function assertRedisUrl(url: string, where: string): void {
   // ioredis also takes a unix socket path or a bare port.
   if (url.startsWith('/') || /^\d+$/.test(url)) {
-    if (/^\d+$/.test(url)) assertPort(Number(url), `${where}: the redis port`);
+    if (/^\d+$/.test(url)) assertPort(Number(url), optionPlaces.redisPort(where));
     return;
   }
   const parts = splitUrl(url, where, 'redis://[:password@]host[:port][/db]');
   if (parts.scheme !== 'redis:' && parts.scheme !== 'rediss:') {
-    throw new LockOptionsError(
-      connectionUrlMessage(where, `the redis URL has the scheme "${parts.scheme}" (host ${parts.host}); use redis:// (or rediss:// for TLS)`),
-    );
+    throw new LockOptionsError(connectionUrlMessage(where, connectionUrlProblems.redisScheme(parts.scheme, parts.host)));
   }
   checkUrlPort(parts, where, 'redis');
   const db = parts.path.replace(/^\//, '');
   if (db !== '' && !/^\d+$/.test(db)) {
-    throw new LockOptionsError(
-      connectionUrlMessage(where, `the redis URL's database "/${db}" (host ${parts.host}) is not an integer; use /0, /1, ... or leave it out`),
-    );
+    throw new LockOptionsError(connectionUrlMessage(where, connectionUrlProblems.redisDatabase(db, parts.host)));
   }
 }
 
@@ -115,9 +108,7 @@ function assertPostgresUrl(url: string, where: string): void {
   if (!url.includes('://')) return; // a socket path or key=value settings: pg reads it
   const parts = splitUrl(url, where, 'postgres://user[:password]@host[:port]/database');
   if (parts.scheme !== 'postgres:' && parts.scheme !== 'postgresql:') {
-    throw new LockOptionsError(
-      connectionUrlMessage(where, `the postgres URL has the scheme "${parts.scheme}" (host ${parts.host}); use postgres:// or postgresql://`),
-    );
+    throw new LockOptionsError(connectionUrlMessage(where, connectionUrlProblems.postgresScheme(parts.scheme, parts.host)));
   }
   checkUrlPort(parts, where, 'postgres');
 }
@@ -132,7 +123,7 @@ interface UrlParts {
 /** Splits a URL without `URL` (which rejects a port out of range with no word on why), and without keeping the password. */
 function splitUrl(url: string, where: string, shape: string): UrlParts {
   const m = /^([A-Za-z][A-Za-z0-9+.-]*:)\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::([^/?#]*))?([^?#]*)/.exec(url);
-  if (!m) throw new LockOptionsError(connectionUrlMessage(where, `the connection string is not a URL of the shape ${shape}`));
+  if (!m) throw new LockOptionsError(connectionUrlMessage(where, connectionUrlProblems.notAUrl(shape)));
   return { scheme: m[1].toLowerCase(), host: m[2] || '(none)', port: m[3] ?? '', path: m[4] ?? '' };
 }
 
@@ -140,9 +131,7 @@ function checkUrlPort(parts: UrlParts, where: string, store: string): void {
   if (parts.port === '') return;
   const port = Number(parts.port);
   if (!/^\d+$/.test(parts.port) || port < 1 || port > 65_535) {
-    throw new LockOptionsError(
-      connectionUrlMessage(where, `the ${store} URL's port "${parts.port}" (host ${parts.host}) is not a port number from 1 to 65535`),
-    );
+    throw new LockOptionsError(connectionUrlMessage(where, connectionUrlProblems.port(store, parts.port, parts.host)));
   }
 }
 
@@ -151,6 +140,6 @@ function assertPort(port: unknown, label: string): void {
   const n = typeof port === 'string' && /^\d+$/.test(port) ? Number(port) : port; // from env: a numeric string works too
   if (!(typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 65_535)) {
     const [where, option] = label.split(': ');
-    throw new LockOptionsError(optionMessage(where, option ?? 'port', 'a port number from 1 to 65535', port));
+    throw new LockOptionsError(optionMessage(where, option ?? 'port', expected.port, port));
   }
 }

@@ -1,4 +1,5 @@
 import { InMemoryLockProvider } from './memory/index.js';
+import { optionPlaces } from '../errors/lock.messages.js';
 import type { LockProvider } from '../contract/lock-provider.js';
 import type { LockLogger } from '../contract/lock-logger.interface.js';
 import type { LockStoreOptions } from './lock-store-options.interface.js';
@@ -14,7 +15,7 @@ const owned = new WeakSet<LockProvider>();
  * @throws {LockOptionsError} for store options that can never work.
  */
 export async function createLockProvider(options: LockStoreOptions = {}): Promise<LockProvider> {
-  assertStoreOptions(options, 'LockModule options');
+  assertStoreOptions(options, optionPlaces.moduleOptions);
   return buildLockProvider(options);
 }
 

@@ -1,5 +1,5 @@
 import { LockOptionsError } from '../errors/lock.errors.js';
-import { describeValue, oneStoreMessage, optionMessage, redisOnlyOptionMessage } from '../errors/lock.messages.js';
+import { describeValue, oneStoreMessage, optionMessage, redisOnlyOptionMessage, expected, waitForReplicasMessage } from '../errors/lock.messages.js';
 import { LockProvider } from '../contract/lock-provider.js';
 import { assertPostgresConnection, assertRedisConnection } from './connection-options.validation.js';
 import type { LockStoreOptions } from './lock-store-options.interface.js';
@@ -11,11 +11,11 @@ import { assertDuration } from '../contract/lock-limits.validation.js';
  */
 export function assertStoreOptions(options: unknown, where: string): asserts options is LockStoreOptions {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new LockOptionsError(optionMessage('LockModule', 'options', 'an object', options));
+    throw new LockOptionsError(optionMessage('LockModule', 'options', expected.object, options));
   }
   const o = options as Record<string, unknown>;
   if (o.provider !== undefined && !(o.provider instanceof LockProvider)) {
-    throw new LockOptionsError(optionMessage(where, 'provider', 'an instance of a LockProvider subclass', o.provider));
+    throw new LockOptionsError(optionMessage(where, 'provider', expected.provider, o.provider));
   }
   assertDuration(o.commandTimeout, 'commandTimeout', where, false);
   const stores = ['provider', 'redis', 'postgres'].filter((k) => o[k] !== undefined);
@@ -29,18 +29,14 @@ export function assertStoreOptions(options: unknown, where: string): asserts opt
   }
   if (o.evictionCheck !== undefined) {
     if (o.evictionCheck !== 'warn' && o.evictionCheck !== 'fail' && o.evictionCheck !== false) {
-      throw new LockOptionsError(optionMessage(where, 'evictionCheck', "'warn', 'fail' or false", o.evictionCheck));
+      throw new LockOptionsError(optionMessage(where, 'evictionCheck', expected.warnFailOrFalse, o.evictionCheck));
     }
     if (o.redis === undefined) throw new LockOptionsError(redisOnlyOptionMessage(where, 'evictionCheck'));
   }
   if (o.waitForReplicas !== undefined) {
     if (!(typeof o.waitForReplicas === 'number' && Number.isInteger(o.waitForReplicas) && o.waitForReplicas >= 0)) {
-      throw new LockOptionsError(`${where}: waitForReplicas must be a whole number of replicas >= 0, got ${describeValue(o.waitForReplicas)}.`);
+      throw new LockOptionsError(waitForReplicasMessage(where, describeValue(o.waitForReplicas)));
     }
-    if (o.redis === undefined) {
-      throw new LockOptionsError(
-        `${where}: waitForReplicas applies to the Redis store built from the redis option; with a provider of your own, pass it to new RedisLockProvider({ waitForReplicas }).`,
-      );
-    }
+    if (o.redis === undefined) throw new LockOptionsError(redisOnlyOptionMessage(where, 'waitForReplicas'));
   }
 }

@@ -1,4 +1,5 @@
 import type { Attributes, Counter, Histogram, Meter, ObservableResult } from '@opentelemetry/api';
+import { metricDescriptions } from '../errors/lock.messages.js';
 import type { LockEvent, LockOutcome } from '../contract/lock-events.interface.js';
 import { LOCK_ATTRIBUTES, LOCK_METRICS } from './telemetry-names.js';
 
@@ -56,23 +57,23 @@ export class LockMetrics {
   ) {
     this.waitDuration = meter.createHistogram(LOCK_METRICS.waitDuration, {
       unit: 's',
-      description: 'Time from a call for a lock to its answer (granted, held elsewhere, timed out, store failed, aborted).',
+      description: metricDescriptions.waitDuration,
       advice: { explicitBucketBoundaries: WAIT_BUCKETS },
     });
     meter
-      .createObservableUpDownCounter(LOCK_METRICS.waitActive, { unit: '{request}', description: 'Calls waiting for a lock now.' })
+      .createObservableUpDownCounter(LOCK_METRICS.waitActive, { unit: '{request}', description: metricDescriptions.waitActive })
       .addCallback((result) => this.observeWaiting(result));
     this.holdDuration = meter.createHistogram(LOCK_METRICS.holdDuration, {
       unit: 's',
-      description: 'Time a lock was held, from grant to release or loss.',
+      description: metricDescriptions.holdDuration,
       advice: { explicitBucketBoundaries: HOLD_BUCKETS },
     });
     this.leaseLosses = meter.createCounter(LOCK_METRICS.leaseLosses, {
       unit: '{lease}',
-      description: 'Leases lost while held (expired before renewal, taken over, maxHold reached).',
+      description: metricDescriptions.leaseLosses,
     });
     meter
-      .createObservableUpDownCounter(LOCK_METRICS.holdActive, { unit: '{lock}', description: 'Locks this process holds now.' })
+      .createObservableUpDownCounter(LOCK_METRICS.holdActive, { unit: '{lock}', description: metricDescriptions.holdActive })
       .addCallback((result) => this.observeHeld(result));
   }
 

@@ -1,4 +1,5 @@
 import type { Tracer } from '@opentelemetry/api';
+import { waitSpanName, waitTimeoutSpanStatus } from '../errors/lock.messages.js';
 import type { LockEvent } from '../contract/lock-events.interface.js';
 import type { OpenTelemetryApi } from './opentelemetry-api.js';
 import { LOCK_ATTRIBUTES, OTHER_LOCK_NAME } from './telemetry-names.js';
@@ -26,7 +27,7 @@ export class LockSpans {
     const name = this.source.attributeName(event.name, event.label);
     const end = performance.timeOrigin + performance.now();
     const span = this.tracer.startSpan(
-      name === OTHER_LOCK_NAME ? 'lock wait' : `lock wait ${name}`,
+      waitSpanName(name === OTHER_LOCK_NAME ? undefined : name),
       {
         kind: this.api.SpanKind.INTERNAL,
         startTime: end - event.waitMs,
@@ -40,7 +41,7 @@ export class LockSpans {
       this.api.context.active(),
     );
     if (event.outcome === 'timeout') {
-      span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: `waitTimeout passed after ${Math.round(event.waitMs)} ms` });
+      span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: waitTimeoutSpanStatus(Math.round(event.waitMs)) });
     }
     span.end(end);
   }

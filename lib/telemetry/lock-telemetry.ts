@@ -1,4 +1,5 @@
 import { LockOptionsError } from '../errors/lock.errors.js';
+import { telemetryPeerMissingMessage, telemetryWithoutSdkLog } from '../errors/lock.messages.js';
 import type { LockEvent } from '../contract/lock-events.interface.js';
 import type { LockLogger } from '../contract/lock-logger.interface.js';
 import type { LockTelemetryOptions } from './lock-telemetry-options.interface.js';
@@ -35,20 +36,14 @@ export function startTelemetry(
   const api = loadOpenTelemetryApi();
   if (!api) {
     if (!explicit) return undefined;
-    throw new LockOptionsError(
-      "LockModule options: telemetry needs the '@opentelemetry/api' package (an optional peer dependency): npm install @opentelemetry/api, " +
-        "or set telemetry: 'auto' (on only when it is installed) or false.",
-    );
+    throw new LockOptionsError(telemetryPeerMissingMessage());
   }
   const o: LockTelemetryOptions = typeof option === 'object' ? option : {};
   const wantMetrics = o.metrics !== false && (o.meterProvider !== undefined || hasGlobalMeterProvider(api));
   const wantSpans = o.spans !== false && (o.tracerProvider !== undefined || hasGlobalTracerProvider(api));
   if (!wantMetrics && !wantSpans) {
     if (explicit) {
-      logger?.warn(
-        'LockModule telemetry is on, but no OpenTelemetry SDK is registered yet and no meterProvider/tracerProvider was given: ' +
-          'no lock metrics or spans will be recorded. Start the OpenTelemetry SDK before the application.',
-      );
+      logger?.warn(telemetryWithoutSdkLog());
     }
     return undefined;
   }

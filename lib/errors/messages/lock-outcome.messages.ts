@@ -50,3 +50,8 @@ export const lostDetails = {
     `${detail}; the lease ran out while this process was not running (a blocked event loop, a long GC pause, or a stopped process): ` +
     `it ran again ${lateMs} ms after the end of the lease`,
 };
+
+const REASON_PHRASES: Readonly<Record<number, string>> = { 409: 'Conflict', 423: 'Locked', 429: 'Too Many Requests', 503: 'Service Unavailable' };
+
+/** The reason phrase of an HTTP status the exception filter answers with (`Conflict`, `Service Unavailable`), for callers outside HTTP. */
+export const reasonPhrase = (status: number): string => REASON_PHRASES[status] ?? 'Error';

@@ -22,7 +22,10 @@ export const renewFailedLog = (name: string, cause: string): string => `Renewing
 export const onEventThrewLog = (type: string, name: string, cause: string): string =>
   `onEvent threw for a "${type}" event of lock "${name}" (ignored; onEvent must not throw): ${cause}`;
 
-/** `kind`: `'scheduled task'` or `'event handler'` (a handler with no caller to answer). */
+/** What a method no caller waits on is called in its log lines: a `@Cron`/`@Interval`/`@Timeout` task, or an `@OnEvent`/`@EventPattern` handler. */
+export const callerlessKinds = { task: 'scheduled task', event: 'event handler' } as const;
+
+/** `kind`: one of {@link callerlessKinds} (a handler with no caller to answer). */
 export const scheduledFailOpenLog = (kind: string, name: string, cause: string): string =>
   `Lock store failed for ${kind} "${name}"; running ${kind === 'scheduled task' ? 'the tick' : 'it'} without the lock (failOpen): ${cause}`;
 

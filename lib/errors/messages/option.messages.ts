@@ -54,6 +54,12 @@ export const keyTooLongMessage = (key: string, bytes: number, max: number): stri
 export const redisOnlyOptionMessage = (where: string, option: string): string =>
   `${where}: ${option} applies to the Redis store built from the redis option; with a provider of your own, pass it to new RedisLockProvider({ ${option} }).`;
 
+/** `got`: the value as the caller words it. */
+export const waitForReplicasMessage = (where: string, got: string): string => `${where}: waitForReplicas must be a whole number of replicas >= 0, got ${got}.`;
+
+export const waitForReplicasClusterMessage = (): string =>
+  'RedisLockProvider: waitForReplicas works with a standalone or Sentinel-managed Redis, not a Cluster client (WAIT must reach the master of each key).';
+
 const REDIS_ACCEPTED =
   'a redis:// or rediss:// URL, a plain object of ioredis options (such as { host, port, db } or { sentinels, name }), or an ioredis Redis or Cluster instance';
 

@@ -56,6 +56,34 @@ export const lockTableOutdatedHint = (tableName: string): string =>
 export const providerClosedDetail = (store: string): string =>
   `the ${store} lock provider is closed (application shutdown, or close() was called); a closed provider does not reopen: build a new one`;
 
+/** Operations a store error names besides `acquire`, `release`, ...: "Lock store failed during the boot check". */
+export const storeOperations = {
+  bootCheck: 'the boot check',
+  evictionCheck: 'the eviction check',
+  /** The `INFO memory` call of the eviction check. */
+  evictionInfo: 'eviction check',
+  /** The step of an acquire that subscribes a process to its hand-off notices (Redis). */
+  subscribeHandOff: 'subscribing to hand-off notices',
+};
+
+/** Causes a store's own code raises, worded as a client's error would be. */
+export const storeCauses = {
+  providerClosed: 'the provider is closed',
+  connectionClosed: 'the connection was closed',
+  unknownError: 'unknown error',
+  timedOut: 'timed out',
+};
+
+/** A store at an address, as a message names it: `Redis at 127.0.0.1:6379`. */
+export const storeAt = (store: string, at: string): string => `${store} at ${at}`;
+
+/** With `waitForReplicas`: a grant handed to a waiter was gone before replicas confirmed it. */
+export const replicaGrantGoneDetail = (key: string): string => `the lock handed to this waiter was gone from Redis before replicas confirmed it (key "${key}")`;
+
+/** With `waitForReplicas`: too few replicas confirmed a grant in time. */
+export const replicasShortDetail = (acked: number, need: number, waitMs: number, key: string): string =>
+  `only ${acked} of ${need} replicas acknowledged the grant within ${waitMs} ms (waitForReplicas); the lock was given back (key "${key}")`;
+
 function errorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && code.length > 0 ? code : undefined;

@@ -1,4 +1,7 @@
-/** What a store found wrong in how its server is set up (a Redis that may evict lock keys): log lines, health output, errors. @internal */
+/**
+ * What a store found wrong in how its server is set up (a Redis that may evict lock keys): log lines, health output, errors;
+ * and a statement file of a SQL store that does not read (the library's own files). @internal
+ */
 
 /** What the eviction check does about it, by its mode: the end of its message. */
 const evictionCheckSuffix = (mode: 'warn' | 'fail'): string =>
@@ -21,3 +24,14 @@ export const evictionPolicyUnknownMessage = (at: string, cause: string, mode: 'w
 
 /** The detail of the boot error when the store refuses its server's setup. */
 export const setupRefusedBootDetail = (problems: readonly string[]): string => `the store refuses how its server is set up: ${problems.join(' ')}`;
+
+/** INFO memory answered without the field of the eviction policy: the cause of {@link evictionPolicyUnknownMessage}. */
+export const policyFieldMissingCause = 'no maxmemory_policy field';
+
+/** A SQL store's statement file without its header comment. */
+export const statementHeaderMessage = (store: string, name: string): string =>
+  `${store}/statements/${name}.sql must open with a /* ... */ header that has Input: and Output: sections`;
+
+/** A statement that uses a placeholder the store does not define. */
+export const statementPlaceholderMessage = (name: string, placeholder: string): string =>
+  `${name}.sql uses {{${placeholder}}}, which the store does not define`;

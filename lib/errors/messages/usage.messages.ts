@@ -26,8 +26,6 @@ export const invalidLockedArgumentsMessage = (got: string, withOptions: boolean)
 export const notAFunctionMessage = (where: string): string =>
   `${where}: the second argument must be a function: pass the work to run under the lock, e.g. withLock('report', () => build()).`;
 
-export const leaderOnlyMessage = (where: string, what: string, fix: string): string => `${where}: ${what}; ${fix}.`;
-
 export const notAJobMessage = (where: string): string =>
   `${where}: jobDelay needs a BullMQ processor method called as process(job, token) (a job with moveToDelayed() and the worker's token); ` +
   "this call had neither. Use jobDelay on WorkerHost.process() only, or onHeld: 'wait' elsewhere.";
@@ -41,3 +39,6 @@ export const nameFromContextThrewMessage = (where: string, cause: string): strin
 
 export const nameWithNameFromContextMessage = (where: string): string =>
   `${where}: give either name or nameFromContext, not both; nameFromContext gets Nest's ExecutionContext, then the method's arguments.`;
+
+export const inspectUnsupportedMessage = (kind: string): string =>
+  `inspect(): the "${kind}" store cannot list its locks. Implement LockProvider.inspect() in the store (every built-in store has it).`;

@@ -1,5 +1,5 @@
 import { LockError, LockOptionsError } from '../../errors/lock.errors.js';
-import { holdConflictMessage, limitMismatchMessage, optionMessage } from '../../errors/lock.messages.js';
+import { holdConflictMessage, limitMismatchMessage, optionMessage, expected } from '../../errors/lock.messages.js';
 import { KeyState, type Holder, type Waiter } from './key-state.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from '../../contract/lock-provider.js';
 import { ownerTokenFor } from '../../shared/owner-token.js';
@@ -221,10 +221,10 @@ export class InMemoryLockProvider extends LockProvider {
     const { ttl = MAX_TIMER_MS, instanceId, mode, permits = 1, limit } = typeof options === 'number' ? { ttl: options } : options;
     const where = `InMemoryLockProvider.hold(${JSON.stringify(name)})`;
     assertDuration(ttl, 'ttl', where, false);
-    if (!Number.isInteger(permits) || permits < 1) throw new LockOptionsError(optionMessage(where, 'permits', 'an integer >= 1', permits));
-    if (limit !== undefined && mode === 'shared') throw new LockOptionsError(optionMessage(where, 'limit', "absent with mode 'shared'", limit));
+    if (!Number.isInteger(permits) || permits < 1) throw new LockOptionsError(optionMessage(where, 'permits', expected.integerFrom1, permits));
+    if (limit !== undefined && mode === 'shared') throw new LockOptionsError(optionMessage(where, 'limit', expected.holdLimitWithShared, limit));
     if (limit !== undefined && (!Number.isInteger(limit) || limit < permits))
-      throw new LockOptionsError(optionMessage(where, 'limit', `an integer >= permits (${permits})`, limit));
+      throw new LockOptionsError(optionMessage(where, 'limit', expected.holdLimit(permits), limit));
     const key = this.keyPrefix + name;
     const owners: string[] = [];
     const release = async (): Promise<void> => {

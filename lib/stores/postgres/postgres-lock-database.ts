@@ -9,6 +9,8 @@ import {
   noAnswerDetail,
   postgresCause,
   providerClosedDetail,
+  storeAt,
+  storeCauses,
 } from '../../errors/lock.messages.js';
 import { loadOptionalPeer } from '../optional-peer.js';
 import type { PostgresConnection } from './postgres-lock-options.interface.js';
@@ -165,7 +167,7 @@ export class PostgresLockDatabase {
         const target = postgresTarget(this.connection);
         const last = this.lastError;
         const cause = last === undefined ? undefined : postgresCause(target.at, target.database, last);
-        reject(new LockStoreError(operation, `${noAnswerDetail(`PostgreSQL at ${target.at}`, this.commandTimeout, cause)}${where}`, { cause: last }));
+        reject(new LockStoreError(operation, `${noAnswerDetail(storeAt('PostgreSQL', target.at), this.commandTimeout, cause)}${where}`, { cause: last }));
       }, this.commandTimeout);
     });
     try {
@@ -206,7 +208,7 @@ export class PostgresLockDatabase {
   /** The pool, with the tables created (once, on first use). */
   private async ready(): Promise<Pool> {
     // After close, never open a new pool, nor use the one it ended.
-    if (this.isClosed && (!this.pool || this.poolEnded)) throw new Error('the provider is closed');
+    if (this.isClosed && (!this.pool || this.poolEnded)) throw new Error(storeCauses.providerClosed);
     if (!this.pool) {
       if (isPool(this.connection)) {
         this.pool = this.connection;

@@ -1,4 +1,5 @@
 import type { Client } from 'pg';
+import { storeCauses } from '../../errors/lock.messages.js';
 import type { PostgresLockDatabase } from './postgres-lock-database.js';
 import { ALIVE_SQL, listenSql, type PostgresLockTables } from './postgres-lock-schema.sql.js';
 
@@ -87,7 +88,7 @@ export class PostgresLockListener {
     }
     if (this.database.closed) {
       await client.end().catch(() => undefined);
-      throw new Error('the provider is closed');
+      throw new Error(storeCauses.providerClosed);
     }
     this.client = client;
     this.reconnectDelay = 100;

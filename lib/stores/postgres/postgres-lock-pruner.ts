@@ -1,6 +1,6 @@
 import type { LockLogger } from '../../contract/lock-logger.interface.js';
 import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
-import { optionMessage, pruneFailedLog, prunedLog, unknownOptionMessage } from '../../errors/lock.messages.js';
+import { optionMessage, pruneFailedLog, prunedLog, unknownOptionMessage, expected } from '../../errors/lock.messages.js';
 import { now } from '../../shared/clock.js';
 import { assertDuration } from '../../contract/lock-limits.validation.js';
 import { sharedTimer, type TimerTarget } from '../../shared/timer.js';
@@ -34,7 +34,7 @@ export function postgresLockPruneSettings(option: unknown): PostgresLockPruneSet
   if (option === undefined || option === true) return { olderThanMs: DEFAULT_OLDER_THAN_MS, everyMs: DEFAULT_EVERY_MS };
   if (option === false) return null;
   if (option === null || typeof option !== 'object' || Array.isArray(option)) {
-    throw new LockOptionsError(optionMessage(where, 'prune', 'true, false or { olderThanMs?, everyMs? }', option));
+    throw new LockOptionsError(optionMessage(where, 'prune', expected.prune, option));
   }
   const known = ['olderThanMs', 'everyMs'];
   const unknown = Object.keys(option).find((key) => !known.includes(key));
@@ -42,7 +42,7 @@ export function postgresLockPruneSettings(option: unknown): PostgresLockPruneSet
   const { olderThanMs = DEFAULT_OLDER_THAN_MS, everyMs = DEFAULT_EVERY_MS } = option as PostgresLockPruneOptions;
   assertPruneAge(olderThanMs, where, 'prune.olderThanMs');
   if (typeof everyMs !== 'number' || !Number.isFinite(everyMs) || everyMs < 1_000 || everyMs > 86_400_000) {
-    throw new LockOptionsError(optionMessage(where, 'prune.everyMs', 'a number of milliseconds from 1000 to 86400000', everyMs));
+    throw new LockOptionsError(optionMessage(where, 'prune.everyMs', expected.pruneEvery, everyMs));
   }
   return { olderThanMs, everyMs };
 }

@@ -4,7 +4,14 @@ import { assertDuration } from '../../contract/lock-limits.validation.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { LockOptionsError } from '../../errors/lock.errors.js';
-import { keyTooLongMessage, limitMismatchMessage, optionMessage, providerOptionsMessage } from '../../errors/lock.messages.js';
+import {
+  keyTooLongMessage,
+  limitMismatchMessage,
+  optionMessage,
+  providerOptionsMessage,
+  expected,
+  providerOptionsExamples,
+} from '../../errors/lock.messages.js';
 import { assertPostgresConnection } from '../connection-options.validation.js';
 import { PostgresLockDatabase } from './postgres-lock-database.js';
 import type { PostgresLockProviderOptions } from './postgres-lock-options.interface.js';
@@ -78,7 +85,7 @@ export class PostgresLockProvider extends LockProvider {
   constructor(options: PostgresLockProviderOptions) {
     super();
     if (options === null || typeof options !== 'object') {
-      throw new LockOptionsError(providerOptionsMessage('PostgresLockProvider', '{ connection: "postgres://user@host/db" }'));
+      throw new LockOptionsError(providerOptionsMessage('PostgresLockProvider', providerOptionsExamples.postgres));
     }
     const {
       connection,
@@ -89,14 +96,14 @@ export class PostgresLockProvider extends LockProvider {
       prune,
     } = options;
     if (!(typeof connection === 'string' || (typeof connection === 'object' && connection !== null))) {
-      throw new LockOptionsError(optionMessage('PostgresLockProvider', 'connection', 'a pg.Pool, a connection string or a pg PoolConfig', connection));
+      throw new LockOptionsError(optionMessage('PostgresLockProvider', 'connection', expected.postgresConnection, connection));
     }
     assertDuration(commandTimeout, 'commandTimeout', 'PostgresLockProvider', false);
     for (const [option, value] of [
       ['createTable', createTable],
       ['prepareStatements', prepareStatements],
     ] as const) {
-      if (typeof value !== 'boolean') throw new LockOptionsError(optionMessage('PostgresLockProvider', option, 'true or false', value));
+      if (typeof value !== 'boolean') throw new LockOptionsError(optionMessage('PostgresLockProvider', option, expected.boolean, value));
     }
     assertPostgresConnection(connection, 'PostgresLockProvider');
     const pruneSettings = postgresLockPruneSettings(prune);

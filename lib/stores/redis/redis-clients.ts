@@ -1,6 +1,19 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
-import { endpointOf, noAnswerDetail, optionMessage, providerOptionsMessage, redisCause, redisConnectionTypeMessage } from '../../errors/lock.messages.js';
+import {
+  endpointOf,
+  noAnswerDetail,
+  optionMessage,
+  providerOptionsMessage,
+  redisCause,
+  redisConnectionTypeMessage,
+  expected,
+  providerOptionsExamples,
+  storeAt,
+  storeCauses,
+  waitForReplicasClusterMessage,
+  waitForReplicasMessage,
+} from '../../errors/lock.messages.js';
 import { DEFAULT_COMMAND_TIMEOUT, MAX_DURATION_MS } from '../../contract/lock.constants.js';
 import { assertDuration } from '../../contract/lock-limits.validation.js';
 import { assertRedisConnection, isRedisClient } from '../connection-options.validation.js';
@@ -26,26 +39,26 @@ export interface RedisSettings {
 /** Checks the provider's options (a {@link LockOptionsError} names the first wrong one) and fills in the defaults. @internal */
 export function redisSettings(options: RedisLockProviderOptions): RedisSettings {
   if (options === null || typeof options !== 'object') {
-    throw new LockOptionsError(providerOptionsMessage('RedisLockProvider', '{ redis: "redis://127.0.0.1:6379" }'));
+    throw new LockOptionsError(providerOptionsMessage('RedisLockProvider', providerOptionsExamples.redis));
   }
   const { redis, commandTimeout = DEFAULT_COMMAND_TIMEOUT, channel = 'nest-lock:grants' } = options;
   assertDuration(commandTimeout, 'commandTimeout', 'RedisLockProvider', false);
   const waiterLease = options.waiterLease ?? Math.min(MAX_DURATION_MS, Math.max(5_000, 3 * commandTimeout));
   assertDuration(waiterLease, 'waiterLease', 'RedisLockProvider', false);
   if (typeof channel !== 'string' || channel.length === 0) {
-    throw new LockOptionsError(optionMessage('RedisLockProvider', 'channel', 'a non-empty string', channel));
+    throw new LockOptionsError(optionMessage('RedisLockProvider', 'channel', expected.nonEmptyString, channel));
   }
   assertRedisConnection(redis, 'RedisLockProvider');
   const { waitForReplicas = 0 } = options;
   if (!(typeof waitForReplicas === 'number' && Number.isInteger(waitForReplicas) && waitForReplicas >= 0)) {
-    throw new LockOptionsError(`RedisLockProvider: waitForReplicas must be a whole number of replicas >= 0, got ${String(waitForReplicas)}.`);
+    throw new LockOptionsError(waitForReplicasMessage('RedisLockProvider', String(waitForReplicas)));
   }
   const { evictionCheck = 'warn', logger = silentLogger } = options;
   if (evictionCheck !== 'warn' && evictionCheck !== 'fail' && evictionCheck !== false) {
-    throw new LockOptionsError(optionMessage('RedisLockProvider', 'evictionCheck', "'warn', 'fail' or false", evictionCheck));
+    throw new LockOptionsError(optionMessage('RedisLockProvider', 'evictionCheck', expected.warnFailOrFalse, evictionCheck));
   }
   if (logger === null || typeof logger !== 'object' || typeof logger.warn !== 'function') {
-    throw new LockOptionsError(optionMessage('RedisLockProvider', 'logger', 'a logger with debug, warn and error methods (Nest Logger, console)', logger));
+    throw new LockOptionsError(optionMessage('RedisLockProvider', 'logger', expected.logger, logger));
   }
   return { redis, commandTimeout, channel, waiterLease: Math.ceil(waiterLease), waitForReplicas, evictionCheck, logger };
 }
@@ -121,9 +134,7 @@ export class RedisClients {
       throw new LockOptionsError(redisConnectionTypeMessage('RedisLockProvider', redis));
     }
     if (waitForReplicas > 0 && isCluster(this.main)) {
-      throw new LockOptionsError(
-        'RedisLockProvider: waitForReplicas works with a standalone or Sentinel-managed Redis, not a Cluster client (WAIT must reach the master of each key).',
-      );
+      throw new LockOptionsError(waitForReplicasClusterMessage());
     }
     this.watchErrors(this.main); // reported through the calls that fail, with this cause
   }
@@ -157,13 +168,13 @@ export class RedisClients {
   noAnswer(operation: string, client: RedisClient, at: string): LockStoreError {
     const last = this.lastErrors.get(client);
     const cause = last === undefined ? undefined : this.causeOf(client, last);
-    return new LockStoreError(operation, `${noAnswerDetail(`Redis at ${endpoint(client)}`, this.commandTimeout, cause)}${at}`, { cause: last });
+    return new LockStoreError(operation, `${noAnswerDetail(storeAt('Redis', endpoint(client)), this.commandTimeout, cause)}${at}`, { cause: last });
   }
 
   /** Resolves when `client` is ready; rejects at once when it was closed for good. */
   connected(client: RedisClient): Promise<void> {
     if (client.status === 'ready') return Promise.resolve();
-    if (client.status === 'end') return Promise.reject(new Error('the connection was closed'));
+    if (client.status === 'end') return Promise.reject(new Error(storeCauses.connectionClosed));
     let pending = this.ready.get(client);
     if (!pending) {
       if (client.status === 'wait') client.connect().catch(noop); // lazyConnect

@@ -1,5 +1,5 @@
 import { LockStoreError } from '../../errors/lock.errors.js';
-import { providerClosedDetail } from '../../errors/lock.messages.js';
+import { providerClosedDetail, storeCauses } from '../../errors/lock.messages.js';
 import { TimedList, TimedNode } from '../../shared/timer.js';
 import { now } from '../../shared/clock.js';
 import { corkable, type RedisClient, type RedisClients } from './redis-clients.js';
@@ -153,7 +153,7 @@ export class RedisCommands {
           again(client).then(ok, failed);
           return;
         }
-        fail(err ?? new Error('unknown error'));
+        fail(err ?? new Error(storeCauses.unknownError));
       };
       this.inflight.schedule(pending, now() + this.commandTimeout);
       let work: Promise<T>;
@@ -167,7 +167,7 @@ export class RedisCommands {
         } else {
           work = this.clients.connected(client).then(() => {
             // Waiting for the connection counts against the timeout; a call that timed out is never sent.
-            if (done) throw new LockStoreError(operation, 'timed out');
+            if (done) throw new LockStoreError(operation, storeCauses.timedOut);
             return send(client);
           });
         }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { LockStoreError } from '../../errors/lock.errors.js';
-import { evictionPolicyMessage, evictionPolicyUnknownMessage } from '../../errors/lock.messages.js';
+import { evictionPolicyMessage, evictionPolicyUnknownMessage, policyFieldMissingCause, storeOperations } from '../../errors/lock.messages.js';
 import type { LockLogger } from '../../contract/lock-logger.interface.js';
 import type { LockStoreSetup } from '../../contract/lock-provider.js';
 import { endpoint, isCluster, type RedisClients } from './redis-clients.js';
@@ -106,9 +106,9 @@ export class RedisEvictionCheck {
       masters.map(async (node) => {
         const at = endpoint(node);
         try {
-          const info = await this.commands.call({ operation: 'eviction check', client: node, send: (c) => c.info('memory') });
+          const info = await this.commands.call({ operation: storeOperations.evictionInfo, client: node, send: (c) => c.info('memory') });
           const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
-          if (policy === undefined) return evictionPolicyUnknownMessage(at, 'no maxmemory_policy field', mode);
+          if (policy === undefined) return evictionPolicyUnknownMessage(at, policyFieldMissingCause, mode);
           return policy === SAFE_POLICY ? undefined : evictionPolicyMessage(at, policy, mode);
         } catch (err) {
           if (!isRefusal(err)) throw err;
@@ -123,7 +123,7 @@ export class RedisEvictionCheck {
       this.logger.warn(problem);
     }
     this.problems = problems;
-    this.failure = mode === 'fail' && problems.length > 0 ? new LockStoreError('the eviction check', problems.join(' ')) : undefined;
+    this.failure = mode === 'fail' && problems.length > 0 ? new LockStoreError(storeOperations.evictionCheck, problems.join(' ')) : undefined;
     this.passed = problems.length === 0;
   }
 }

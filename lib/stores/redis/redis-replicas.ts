@@ -1,4 +1,5 @@
 import { LockStoreError } from '../../errors/lock.errors.js';
+import { replicaGrantGoneDetail, replicasShortDetail } from '../../errors/lock.messages.js';
 import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
 import type { RedisClient } from './redis-clients.js';
 import type { RedisCommands } from './redis-commands.js';
@@ -48,12 +49,7 @@ export function replicated(wait: ReplicaWait, request: LockAcquireRequest, grant
     resend: send((c) => c.eval(extend.source, keys.length, ...keys, owner, ttl)),
     map: ([held, acked]) => {
       if (Number(held) === 1 && acked >= need) return grant;
-      const error = new LockStoreError(
-        'acquire',
-        Number(held) !== 1
-          ? `the lock handed to this waiter was gone from Redis before replicas confirmed it (key "${key}")`
-          : `only ${acked} of ${need} replicas acknowledged the grant within ${waitMs} ms (waitForReplicas); the lock was given back (key "${key}")`,
-      );
+      const error = new LockStoreError('acquire', Number(held) !== 1 ? replicaGrantGoneDetail(key) : replicasShortDetail(acked, need, waitMs, key));
       // (a promise here is adopted by the call's own)
       return wait.giveBack(key, owner).then(() => {
         throw error;

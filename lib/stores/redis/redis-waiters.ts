@@ -1,5 +1,5 @@
 import { LockStoreError } from '../../errors/lock.errors.js';
-import { providerClosedDetail } from '../../errors/lock.messages.js';
+import { providerClosedDetail, storeOperations } from '../../errors/lock.messages.js';
 import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
 import { now } from '../../shared/clock.js';
 import type { RedisClient, RedisClients } from './redis-clients.js';
@@ -170,7 +170,7 @@ export class RedisWaiters {
         key,
         send: (c) => c.subscribe(this.inbox),
         client: this.sub,
-        step: 'subscribing to hand-off notices',
+        step: storeOperations.subscribeHandOff,
       });
       this.subscribed = attempt;
       attempt.then(

@@ -1,4 +1,5 @@
 import { sqlSource } from './sql-source.cjs';
+import { statementHeaderMessage, statementPlaceholderMessage } from '../../errors/lock.messages.js';
 
 /**
  * A SQL statement file of a SQL store: `<store>/statements/<name>.sql`.
@@ -28,7 +29,7 @@ export function sqlStatement(store: string, name: string): SqlStatement {
   const source = sqlSource(store, name);
   const header = HEADER.exec(source);
   if (!header || !/\bInput:/.test(header[0]) || !/\bOutput:/.test(header[0])) {
-    throw new Error(`${store}/statements/${name}.sql must open with a /* ... */ header that has Input: and Output: sections`);
+    throw new Error(statementHeaderMessage(store, name));
   }
   const text = source.slice(header[0].length).trim();
   const placeholders = [...new Set(Array.from(text.matchAll(PLACEHOLDER), (m) => m[1]!))];
@@ -43,7 +44,7 @@ export function sqlStatement(store: string, name: string): SqlStatement {
  */
 export function sqlWithTables(statement: SqlStatement, tables: Readonly<Record<string, string>>): string {
   for (const p of statement.placeholders) {
-    if (tables[p] === undefined) throw new Error(`${statement.name}.sql uses {{${p}}}, which the store does not define`);
+    if (tables[p] === undefined) throw new Error(statementPlaceholderMessage(statement.name, p));
   }
   return statement.text.replace(PLACEHOLDER, (_m: string, p: string) => tables[p]!);
 }
