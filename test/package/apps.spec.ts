@@ -4,7 +4,7 @@
  * the app's own test). Each app is installed from its lockfile, gets the
  * tarball through `npm install`, is built, then on Node 20.19, 22 and 24:
  * booted and hit concurrently, and tested with its own runner. These runs are
- * the compatibility table of the README.
+ * the compatibility table of docs/packaging.md.
  *
  * Slow parts are cached between runs (packed-apps.ts): each app's `npm ci`
  * and the Node binaries.

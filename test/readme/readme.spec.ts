@@ -7,7 +7,7 @@
  * marked with `<!-- readme:fragment -->` on the line before it.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -148,6 +148,35 @@ describe('README and docs code blocks', () => {
   }, 150_000);
 });
 
+/** The README is a front door, not the house: what it is, install, a quick start, the stores, links. */
+const MAX_README_BYTES = 25_000;
+
+test(`README.md is at most ${MAX_README_BYTES} bytes (set-up, compatibility detail and the bench discussion live in docs/)`, () => {
+  expect(statSync(join(root, 'README.md')).size).toBeLessThanOrEqual(MAX_README_BYTES);
+});
+
+/** GitHub's anchor of each heading of a markdown text: lower case, punctuation dropped, spaces as hyphens, `-1`, `-2` for repeats. */
+function anchorsOf(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    const heading = fenced ? null : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!heading) continue;
+    const slug = heading[1]
+      .replace(/<[^>]*>/g, '')
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    anchors.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return anchors;
+}
+
 describe('README links', () => {
   // The README is also the package's page on the npm registry, where docs/ and the other files of the
   // repository are not: links to them are absolute, to the repository package.json names.
@@ -174,6 +203,40 @@ describe('README links', () => {
       expect({ link: link.target, absolute: link.target.startsWith(prefix) }).toEqual({ link: link.target, absolute: true });
       const file = link.target.slice(prefix.length).split('#')[0];
       expect({ link: link.target, exists: existsSync(join(root, file)) }).toEqual({ link: link.target, exists: true });
+    }
+  });
+
+  test('every anchor of a link, in the README or in a page it links to, names a heading there', () => {
+    const blob = `${repository}/blob/main/`;
+    const anchored = links.filter((l) => l.target.startsWith('#') || (l.target.startsWith(blob) && /\.md#/.test(l.target)));
+    expect(anchored.length).toBeGreaterThan(3);
+    for (const link of anchored) {
+      const [path, anchor] = link.target.startsWith('#') ? ['README.md', link.target.slice(1)] : link.target.slice(blob.length).split('#');
+      const found = anchorsOf(readFileSync(join(root, path), 'utf8')).has(anchor);
+      expect({ link: link.target, found }).toEqual({ link: link.target, found: true });
+    }
+  });
+});
+
+describe('links between the pages (CONTRIBUTING.md and docs/)', () => {
+  const pages = ['CONTRIBUTING.md', ...docs.filter((d) => d.startsWith('docs/'))];
+  const links = pages.flatMap((page) =>
+    [...readFileSync(join(root, page), 'utf8').matchAll(/\[[^\]]*\]\(([^)\s]+)\)/g)]
+      .map((m) => m[1])
+      .filter((target) => !/^(https?:|mailto:)/.test(target))
+      .map((target) => ({ page, target })),
+  );
+
+  test('every relative link names a file that exists, and a heading of it when it has an anchor', () => {
+    expect(links.length).toBeGreaterThan(20);
+    for (const { page, target } of links) {
+      const [path, anchor] = target.split('#');
+      const file = path === '' ? join(root, page) : join(root, dirname(page), path);
+      const exists = existsSync(file);
+      expect({ page, target, exists }).toEqual({ page, target, exists: true });
+      if (anchor !== undefined && file.endsWith('.md')) {
+        expect({ page, target, found: anchorsOf(readFileSync(file, 'utf8')).has(anchor) }).toEqual({ page, target, found: true });
+      }
     }
   });
 });
