@@ -46,7 +46,7 @@ const LOG_METHODS = new Set(['log', 'warn', 'error', 'debug', 'verbose', 'fatal'
 const HOLE = '\u0000';
 
 /** An inline text found in a source. */
-export interface InlineText {
+interface InlineText {
   readonly file: string;
   readonly line: number;
   readonly rule: 'prose' | 'sink';
@@ -112,7 +112,7 @@ function isSink(node: ts.Node): node is ts.CallExpression | ts.NewExpression {
 }
 
 /** The inline texts of one source file. */
-export function inlineTexts(file: string, source: string): InlineText[] {
+function inlineTexts(file: string, source: string): InlineText[] {
   const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const found: InlineText[] = [];
   const seen = new Set<string>();
