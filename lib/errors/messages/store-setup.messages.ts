@@ -29,8 +29,11 @@ export const setupRefusedBootDetail = (problems: readonly string[]): string => `
 export const policyFieldMissingCause = 'no maxmemory_policy field';
 
 /** A SQL store's statement file without its header comment. */
-export const statementHeaderMessage = (store: string, name: string): string =>
-  `${store}/statements/${name}.sql must open with a /* ... */ header that has Input: and Output: sections`;
+export const statementHeaderMessage = (file: string): string => `${file}.sql must open with a /* ... */ header that has Input: and Output: sections`;
+
+/** A statement file whose header does not name every `$n` parameter its text uses. */
+export const statementParametersMessage = (file: string, parameters: readonly string[]): string =>
+  `${file}.sql uses ${parameters.join(', ')}, which its Input: section does not name`;
 
 /** A statement that uses a placeholder the store does not define. */
 export const statementPlaceholderMessage = (name: string, placeholder: string): string =>

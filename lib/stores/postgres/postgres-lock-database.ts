@@ -14,7 +14,8 @@ import {
 } from '../../errors/lock.messages.js';
 import { loadOptionalPeer } from '../optional-peer.js';
 import type { PostgresConnection } from './postgres-lock-options.interface.js';
-import { createSchemaSql, schemaReadySql, SCHEMA_LOCK_TIMEOUT_MS, type PostgresLockTables } from './postgres-lock-schema.sql.js';
+import { PostgresLockSchema } from './postgres-lock-schema.js';
+import type { PostgresLockTables } from './postgres-lock-tables.js';
 import { PostgresLockPinnedClient } from './postgres-lock-pinned-client.js';
 
 type PgModule = typeof import('pg');
@@ -60,7 +61,8 @@ function postgresTarget(connection: PostgresConnection): { at: string; database:
 
 /**
  * The lock store's access to PostgreSQL: the pool (the app's, or one it opens
- * from the options and ends), the tables created on first use, every call
+ * from the options and ends), the tables created on first use (by
+ * {@link PostgresLockSchema}), every call
  * bounded by `commandTimeout`, and every failure a {@link LockStoreError}
  * that names its cause.
  * @internal
@@ -73,12 +75,14 @@ export class PostgresLockDatabase {
 
   private readonly connection: PostgresConnection;
   private readonly tables: PostgresLockTables;
-  private readonly createTable: boolean;
+  /** Creates the tables on first use (`createTable`), else undefined. */
+  private readonly schema: PostgresLockSchema | undefined;
   private readonly afterQuery: () => void;
   /** Statement text → prepared statement name. */
   private readonly statementNames = new Map<string, string>();
   private pool?: Pool;
-  private schema?: Promise<void>;
+  /** The tables' creation on first use, once it started. */
+  private schemaCreated?: Promise<void>;
   private poolEnded = false;
   private isClosed = false;
   /** The last error of a failed call (cleared by one that succeeds): the cause named when a later call times out. */
@@ -89,7 +93,7 @@ export class PostgresLockDatabase {
   constructor(options: PostgresLockDatabaseOptions) {
     this.connection = options.connection;
     this.tables = options.tables;
-    this.createTable = options.createTable;
+    this.schema = options.createTable ? new PostgresLockSchema(options.tables, options.commandTimeout) : undefined;
     this.commandTimeout = options.commandTimeout;
     this.afterQuery = options.afterQuery;
     this.ownsPool = !isPool(options.connection);
@@ -221,43 +225,14 @@ export class PostgresLockDatabase {
       }
     }
     const pool = this.pool;
-    if (this.createTable) {
-      this.schema ??= this.ensureSchema(pool).catch((err: unknown) => {
-        this.schema = undefined; // try again on the next call
+    if (this.schema) {
+      this.schemaCreated ??= this.schema.ensure(pool).catch((err: unknown) => {
+        this.schemaCreated = undefined; // try again on the next call
         throw err;
       });
-      await this.schema;
+      await this.schemaCreated;
     }
     return pool;
-  }
-
-  /**
-   * Creates or completes the tables, unless a read finds them in place (every
-   * start after the first): the DDL takes `ACCESS EXCLUSIVE` locks, which
-   * would hold up the lock statements of running instances and could
-   * deadlock with them. When it must run, it gives way to them (a short
-   * `lock_timeout`) and tries again, within `commandTimeout`.
-   */
-  private async ensureSchema(pool: Pool): Promise<void> {
-    const query = (text: string): Promise<{ rows: QueryResultRow[] }> => pool.query({ text, query_timeout: this.commandTimeout } as never);
-    const ready = await query(schemaReadySql(this.tables)).then(
-      (r) => r.rows[0]?.ready === true,
-      () => false, // a missing table or column; any other cause, the DDL reports
-    );
-    if (ready) return;
-    const deadline = performance.now() + this.commandTimeout - 2 * SCHEMA_LOCK_TIMEOUT_MS;
-    for (;;) {
-      try {
-        await query(createSchemaSql(this.tables));
-        return;
-      } catch (err) {
-        // 55P03: a table lock was not free in time; the lock traffic of running instances goes first.
-        if ((err as { code?: unknown })?.code === '55P03' && performance.now() < deadline) continue;
-        // (marks a permission error as the table creation's, for the message)
-        if (err !== null && typeof err === 'object') (err as { duringSchema?: boolean }).duringSchema = true;
-        throw err;
-      }
-    }
   }
 
   /** The app pool's connection settings, for the listen connection (pg-pool keeps the password non-enumerable). */

@@ -1,7 +1,8 @@
 import type { Client } from 'pg';
 import { storeCauses } from '../../errors/lock.messages.js';
 import type { PostgresLockDatabase } from './postgres-lock-database.js';
-import { ALIVE_SQL, listenSql, type PostgresLockTables } from './postgres-lock-schema.sql.js';
+import { postgresSql } from './postgres-lock-statements.js';
+import type { PostgresLockTables } from './postgres-lock-tables.js';
 
 /** What the listen connection tells its owner, and asks of it. @internal */
 export interface PostgresLockListenerEvents {
@@ -26,12 +27,18 @@ export class PostgresLockListener {
   private connecting?: Promise<Client>;
   private reconnectTimer?: ReturnType<typeof setTimeout>;
   private reconnectDelay = 100;
+  /** `statements/listen.sql` and `statements/alive.sql`. */
+  private readonly listenSql: string;
+  private readonly aliveSql: string;
 
   constructor(
     private readonly database: PostgresLockDatabase,
     private readonly tables: PostgresLockTables,
     private readonly events: PostgresLockListenerEvents,
-  ) {}
+  ) {
+    this.listenSql = postgresSql('listen', tables);
+    this.aliveSql = postgresSql('alive', tables);
+  }
 
   /** Whether it is connected and listening. */
   get listening(): boolean {
@@ -55,7 +62,7 @@ export class PostgresLockListener {
     if (!client) return;
     void this.events.track(
       this.database
-        .bounded('listen', undefined, () => client.query({ text: ALIVE_SQL, query_timeout: this.database.commandTimeout } as never))
+        .bounded('listen', undefined, () => client.query({ text: this.aliveSql, query_timeout: this.database.commandTimeout } as never))
         .catch(() => this.lost(client)),
     );
   }
@@ -81,7 +88,7 @@ export class PostgresLockListener {
     });
     try {
       await client.connect();
-      await client.query({ text: listenSql(this.tables), query_timeout: this.database.commandTimeout } as never);
+      await client.query({ text: this.listenSql, query_timeout: this.database.commandTimeout } as never);
     } catch (err) {
       client.end().catch(() => undefined);
       throw err;

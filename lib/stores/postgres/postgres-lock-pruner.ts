@@ -6,9 +6,8 @@ import { assertDuration } from '../../contract/lock-limits.validation.js';
 import { sharedTimer, type TimerTarget } from '../../shared/timer.js';
 import type { PostgresLockDatabase } from './postgres-lock-database.js';
 import type { PostgresLockPruneOptions } from './postgres-lock-options.interface.js';
-import { pruneBatchSql } from './postgres-lock-prune.sql.js';
-import type { PostgresLockTables } from './postgres-lock-schema.sql.js';
-import type { PostgresLockStatements } from './postgres-lock.sql.js';
+import { postgresSql, type PostgresLockStatements } from './postgres-lock-statements.js';
+import type { PostgresLockTables } from './postgres-lock-tables.js';
 
 /** The background pruning's settings (the `prune` option with its defaults), or `null` when it is off. @internal */
 export type PostgresLockPruneSettings = Required<PostgresLockPruneOptions> | null;
@@ -86,8 +85,11 @@ export class PostgresLockPruner implements TimerTarget {
     private readonly logger: LockLogger,
   ) {
     // Each batch ends on the server a little before the client's bound, as the lock statements of an owned pool do.
-    const timeout = Math.max(1, Math.floor(database.commandTimeout * 0.9));
-    this.batchSql = settings === null ? undefined : pruneBatchSql(tables, settings.olderThanMs, BACKGROUND_BATCH, timeout);
+    // (a simple-protocol query takes no parameters: the checked numbers go into its text, as whole numbers)
+    const int = (v: number): string => String(Math.max(1, Math.floor(v)));
+    const timeoutMs = int(database.commandTimeout * 0.9);
+    this.batchSql =
+      settings === null ? undefined : postgresSql('prune-batch', tables, { olderThanMs: int(settings.olderThanMs), batch: int(BACKGROUND_BATCH), timeoutMs });
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { PostgresLockDatabase } from './postgres-lock-database.js';
-import type { PostgresLockTables } from './postgres-lock-schema.sql.js';
-import type { PostgresLockStatements } from './postgres-lock.sql.js';
+import type { PostgresLockTables } from './postgres-lock-tables.js';
+import type { PostgresLockStatements } from './postgres-lock-statements.js';
 
 /** A waiter's entry in the queue table: its ticket, and the key and owner a release may grant it. @internal */
 export interface PostgresLockEntry {

@@ -16,8 +16,8 @@ import {
   PostgresLockWatches,
   type PostgresLockWaiter as Waiter,
 } from './postgres-lock-wait-queue.js';
-import type { PostgresLockTables } from './postgres-lock-schema.sql.js';
-import type { PostgresLockStatements } from './postgres-lock.sql.js';
+import type { PostgresLockTables } from './postgres-lock-tables.js';
+import type { PostgresLockStatements } from './postgres-lock-statements.js';
 import type { PostgresLockWaitingStore } from './postgres-lock-attempt.js';
 
 /**

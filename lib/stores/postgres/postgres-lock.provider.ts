@@ -20,8 +20,9 @@ import type { PostgresLockAsk } from './postgres-lock-wait-queue.js';
 import { PostgresLockWaiting } from './postgres-lock-waiting.js';
 import type { PostgresLockAttempt } from './postgres-lock-attempt.js';
 import type { LockExtension } from '../../contract/lock-provider.js';
-import { DEFAULT_POSTGRES_LOCK_TABLE, pingSql, postgresLockTables, schemaSql, type PostgresLockTables } from './postgres-lock-schema.sql.js';
-import { postgresLockStatements, type PostgresLockStatements } from './postgres-lock.sql.js';
+import { DEFAULT_POSTGRES_LOCK_TABLE, postgresLockTables, type PostgresLockTables } from './postgres-lock-tables.js';
+import { pingSql, schemaSql } from './postgres-lock-schema.js';
+import { postgresLockStatements, type PostgresLockStatements } from './postgres-lock-statements.js';
 import { PostgresLockPruner, postgresLockPruneSettings } from './postgres-lock-pruner.js';
 
 /** Longest lock key (prefix included), in UTF-8 bytes: well under what a btree index entry may hold. */

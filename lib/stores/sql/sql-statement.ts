@@ -1,5 +1,5 @@
 import { sqlSource } from './sql-source.cjs';
-import { statementHeaderMessage, statementPlaceholderMessage } from '../../errors/lock.messages.js';
+import { statementHeaderMessage, statementParametersMessage, statementPlaceholderMessage } from '../../errors/lock.messages.js';
 
 /**
  * A SQL statement file of a SQL store: `<store>/statements/<name>.sql`.
@@ -23,17 +23,40 @@ export interface SqlStatement {
 
 const HEADER = /^\s*\/\*[\s\S]*?\*\/\s*/;
 const PLACEHOLDER = /\{\{(\w+)\}\}/g;
+/** A PostgreSQL parameter: `$1`, `$2`, … */
+const PARAMETER = /\$(\d+)/g;
+
+/** The files read so far, by `<store>/<name>` (a file is read once per process). */
+const read = new Map<string, SqlStatement>();
 
 /** Reads and checks `<store>/statements/<name>.sql` (it must open with its header comment). @internal */
 export function sqlStatement(store: string, name: string): SqlStatement {
-  const source = sqlSource(store, name);
+  const id = `${store}/statements/${name}`;
+  let statement = read.get(id);
+  if (!statement) {
+    statement = parseSqlStatement(id, sqlSource(store, name));
+    read.set(id, statement);
+  }
+  return statement;
+}
+
+/**
+ * Checks and splits the text of a statement file named `file` (for messages):
+ * its header must have `Input:` and `Output:` sections, and name every `$n`
+ * the statement uses on a line of its own (`$1 name – …`).
+ * @throws {Error} for a file that does not.
+ * @internal
+ */
+export function parseSqlStatement(file: string, source: string): SqlStatement {
   const header = HEADER.exec(source);
   if (!header || !/\bInput:/.test(header[0]) || !/\bOutput:/.test(header[0])) {
-    throw new Error(statementHeaderMessage(store, name));
+    throw new Error(statementHeaderMessage(file));
   }
   const text = source.slice(header[0].length).trim();
+  const undocumented = [...new Set(Array.from(text.matchAll(PARAMETER), (m) => m[0]))].filter((p) => !new RegExp(`^\\s*\\${p}\\s`, 'm').test(header[0]));
+  if (undocumented.length > 0) throw new Error(statementParametersMessage(file, undocumented));
   const placeholders = [...new Set(Array.from(text.matchAll(PLACEHOLDER), (m) => m[1]!))];
-  return { name, text, placeholders };
+  return { name: file.slice(file.lastIndexOf('/') + 1), text, placeholders };
 }
 
 /**

@@ -1,14 +1,15 @@
 /**
- * The SQL modules (tables and statements) against the real server: the DDL and every statement run as
+ * The statement files (tables and statements) against the real server: the DDL and every statement run as
  * the provider runs them (named prepared statements), on a table whose name
  * needs its quotes (mixed case, a reserved word, in a schema of its own).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { PostgresLockProvider, POSTGRES_LOCK_SCHEMA_SQL } from '../../../lib/stores/postgres/index.js';
-import { ALIVE_SQL, createSchemaSql, listenSql, pingSql, postgresLockTables, schemaSql } from '../../../lib/stores/postgres/postgres-lock-schema.sql.js';
-import { postgresLockStatements } from '../../../lib/stores/postgres/postgres-lock.sql.js';
+import { PostgresLockSchema, pingSql, schemaSql } from '../../../lib/stores/postgres/postgres-lock-schema.js';
+import { postgresLockStatements, postgresSql } from '../../../lib/stores/postgres/postgres-lock-statements.js';
+import { postgresLockTables } from '../../../lib/stores/postgres/postgres-lock-tables.js';
 import { POSTGRES_URL, sql } from '../../support/pg-test-env.js';
 import { repoRoot } from '../../support/paths.js';
 import { sleep } from '../../support/sleep.js';
@@ -44,9 +45,23 @@ test('docs/stores.md shows the schema SQL as the provider runs it', () => {
   expect(shown).toBe(POSTGRES_LOCK_SCHEMA_SQL);
 });
 
+test('every statement file opens with its header, and its placeholders are filled for the quoted table', () => {
+  const files = readdirSync(join(repoRoot, 'lib', 'stores', 'postgres', 'statements')).filter((f) => f.endsWith('.sql'));
+  expect(files.length).toBeGreaterThan(15);
+  const values = { olderThanMs: '60000', batch: '10', timeoutMs: '1000', lockTimeoutMs: '200' };
+  for (const file of files) {
+    const text = postgresSql(file.replace(/\.sql$/, ''), tables, values);
+    expect(text).not.toMatch(/\{\{|\/\*|Input:/);
+  }
+  expect(postgresSql('listen', tables)).toBe(`LISTEN "${tableName}"`);
+});
+
 test('the DDL creates both tables and the index, quoted, and runs again without error', async () => {
-  await pool.query(createSchemaSql(tables));
-  await pool.query(createSchemaSql(tables));
+  const { createSql, readySql } = new PostgresLockSchema(tables, 5_000);
+  expect((await pool.query(readySql).catch((err: Error) => err)) instanceof Error).toBe(true);
+  await pool.query(createSql);
+  await pool.query(createSql);
+  expect((await pool.query(readySql)).rows).toEqual([{ ready: true }]);
   const rows = await sql<{ relname: string }>(
     'SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 ORDER BY c.relname',
     [schema],
@@ -80,8 +95,8 @@ test('every lock statement runs on the quoted table and answers the columns the 
   await listener.connect();
   try {
     const heard = new Promise<string | undefined>((resolve) => listener.on('notification', (msg) => resolve(msg.payload)));
-    await listener.query(listenSql(tables));
-    await listener.query(ALIVE_SQL);
+    await listener.query(postgresSql('listen', tables));
+    await listener.query(postgresSql('alive', tables));
     const released = await run(statements.release, ['k', 'o1', tables.raw]);
     expect(released).toEqual([expect.objectContaining({ live: true, next: expect.stringMatching(new RegExp(`^${ticket},[0-9]+$`)) })]);
     expect(await heard).toMatch(new RegExp(`^${ticket},[0-9]+:k$`));
@@ -100,6 +115,9 @@ test('every lock statement runs on the quoted table and answers the columns the 
   expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toEqual([{ gone: [other[0].ticket], names: 1 }]);
   expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toEqual([{ gone: null, names: 0 }]);
   expect(await run(statements.prune, [60_000, 10])).toEqual([{ n: 0 }]);
+  // The background pruning's batch: one simple-protocol query, its settings in the text.
+  const batch = (await pool.query(postgresSql('prune-batch', tables, { olderThanMs: '60000', batch: '10', timeoutMs: '1000' }))) as unknown as pg.QueryResult[];
+  expect(batch[batch.length - 1].rows).toEqual([{ n: 0 }]);
 });
 
 test('a release grants the key to the first live waiter in line that gave its lease and fences: owner, lease, tokens, entry gone', async () => {
