@@ -1,4 +1,17 @@
-import type { PostgresLockAsk } from './postgres-lock-wait-queue.js';
+/** What one acquire statement asks for. @internal */
+export interface PostgresLockAsk {
+  readonly key: string;
+  readonly owner: string;
+  readonly ttl: number;
+  /** Fencing tokens its grant reserves (plain locks only; else 1). */
+  readonly fences: number;
+  /** `mode: 'shared'`. */
+  readonly shared: boolean;
+  /** Exclusive holders the key admits (1 for a plain lock and for shared requests). */
+  readonly limit: number;
+  /** The lease (ms) a release that grants its queue entry directly gives it; `null`: it asks itself when notified. */
+  readonly direct: number | null;
+}
 
 /** The answer of one acquire statement. @internal */
 export interface PostgresLockAttempt {

@@ -10,7 +10,6 @@ import {
   directGrantOf,
   newWaitQueue,
   recheckAfter,
-  type PostgresLockAsk as Ask,
   type PostgresLockDirectGrant as DirectGrant,
   type PostgresLockWaitQueue as Queue,
   PostgresLockWatches,
@@ -18,7 +17,7 @@ import {
 } from './postgres-lock-wait-queue.js';
 import type { PostgresLockTables } from './postgres-lock-tables.js';
 import type { PostgresLockStatements } from './postgres-lock-statements.js';
-import type { PostgresLockWaitingStore } from './postgres-lock-attempt.js';
+import type { PostgresLockAsk as Ask, PostgresLockWaitingStore } from './postgres-lock-attempt.js';
 
 /**
  * The waiting side of the PostgreSQL store: callers queued by ticket (in the
