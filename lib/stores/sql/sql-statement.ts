@@ -8,8 +8,9 @@ import { statementHeaderMessage, statementParametersMessage, statementPlaceholde
  * its parameters (`Input:`, one line each: `$1 name` for PostgreSQL, `? name`
  * in order for MySQL) and what it returns (`Output:`), as the Redis store's Lua
  * scripts do. Table names are written `{{locks}}`, `{{waiters}}`, …: the store
- * fills them in from its configured (quoted) table names once, when it starts.
- * The header is not sent to the server.
+ * fills them in from its configured (quoted) table names once, when it starts
+ * (as it does the checked settings a statement sent without parameters writes
+ * into its text, such as a batch size). The header is not sent to the server.
  * @internal
  */
 export interface SqlStatement {
