@@ -30,7 +30,6 @@ const EXEMPT: Array<{ files: RegExp; why: string }> = [
       "(what the kit says about a store's set-up and its options is in messages/testing.messages.ts)",
   },
   { files: /^lib\/dashboard\/lock-dashboard\.page\.ts$/, why: "the lock page's HTML, CSS and script: its labels are its markup, shown in a browser" },
-  { files: /\.sql\.ts$/, why: 'SQL statements and fragments, not texts' },
   {
     files: /^lib\/stores\/redis\/scripts\/lua-source\.cts$/,
     why: "CommonJS (it finds the shipped .lua files by __dirname), so it cannot import the ES module messages; its one error, an include cycle in the library's own Lua, is a bug of the library, never a user's",

@@ -3,7 +3,7 @@
  * the identifiers its statements use, quoted.
  */
 import { LockOptionsError } from '../../errors/lock.errors.js';
-import { optionMessage, tableNameMessage } from '../../errors/lock.messages.js';
+import { expected, optionMessage, tableNameMessage } from '../../errors/lock.messages.js';
 
 /** Default lock table of {@link PostgresLockProvider}. */
 export const DEFAULT_POSTGRES_LOCK_TABLE = 'nest_locks';
@@ -37,7 +37,7 @@ export interface PostgresLockTables {
 export function postgresLockTables(tableName: unknown): PostgresLockTables {
   const where = 'PostgresLockProvider';
   if (typeof tableName !== 'string') {
-    throw new LockOptionsError(optionMessage(where, 'tableName', 'a string', tableName));
+    throw new LockOptionsError(optionMessage(where, 'tableName', expected.string, tableName));
   }
   const parts = tableName.split('.');
   const table = parts[parts.length - 1];
