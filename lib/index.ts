@@ -49,5 +49,5 @@ export {
   type LeaderInfo,
 } from './leader/leader-options.interface.js';
 export { Leader } from './leader/leader.decorator.js';
-export { LeaderService } from './leader/leader.service.js';
+export { LeaderService } from './nest/leader.service.js';
 export type { LockBatchRequest, LockExtension } from './contract/lock-provider.js';

@@ -1,6 +1,5 @@
 import { Get, Header, Inject, Injectable } from '@nestjs/common';
-import { LockService, lockManagerOf } from '../nest/lock.service.js';
-import type { LockManager } from '../engine/lock-manager.js';
+import { LockService } from '../nest/lock.service.js';
 import { LockEventLog, redact } from './lock-event-log.js';
 import { LOCK_DASHBOARD_OPTIONS, type ResolvedDashboardOptions } from './lock-dashboard-options.interface.js';
 import type { DashboardLock, LockDashboardData } from './lock-dashboard-data.interface.js';
@@ -13,15 +12,11 @@ import { DASHBOARD_CSP, DASHBOARD_HTML } from './lock-dashboard.page.js';
  */
 @Injectable()
 export class LockDashboardController {
-  private readonly engine: LockManager;
-
   constructor(
-    locks: LockService,
+    private readonly locks: LockService,
     private readonly log: LockEventLog,
     @Inject(LOCK_DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
-  ) {
-    this.engine = lockManagerOf(locks);
-  }
+  ) {}
 
   /** The HTML page. */
   @Get()
@@ -41,7 +36,7 @@ export class LockDashboardController {
     let more = false;
     let storeError: string | null = null;
     try {
-      const page = await this.engine.inspect({ limit: this.options.maxLocks });
+      const page = await this.locks.inspect({ limit: this.options.maxLocks });
       more = page.cursor !== undefined;
       locks = page.locks.map((l) => ({
         name: l.name,
@@ -59,7 +54,7 @@ export class LockDashboardController {
       storeError = redact(err instanceof Error ? err.message : String(err));
     }
     return {
-      store: this.engine.provider.kind,
+      store: this.locks.provider.kind,
       generatedAt: new Date().toISOString(),
       refreshMs: this.options.refreshMs,
       locks,

@@ -1,7 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { LockEvent } from '../contract/lock-events.interface.js';
-import type { LockManager } from '../engine/lock-manager.js';
-import { LockService, lockManagerOf } from '../nest/lock.service.js';
+import { LockService } from '../nest/lock.service.js';
 import { LOCK_DASHBOARD_OPTIONS, type ResolvedDashboardOptions } from './lock-dashboard-options.interface.js';
 import type { DashboardCounts, DashboardEvent } from './lock-dashboard-data.interface.js';
 
@@ -28,17 +27,13 @@ export class LockEventLog implements OnModuleInit, OnModuleDestroy {
   private readonly recentEvents: DashboardEvent[] = [];
   private readonly counts = new Map<string, Counts>();
   private unsubscribe: (() => void) | undefined;
-  private readonly engine: LockManager;
-
   constructor(
-    locks: LockService,
+    private readonly locks: LockService,
     @Inject(LOCK_DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
-  ) {
-    this.engine = lockManagerOf(locks);
-  }
+  ) {}
 
   onModuleInit(): void {
-    this.unsubscribe = this.engine.subscribe((event) => this.record(event));
+    this.unsubscribe = this.locks.subscribe((event) => this.record(event));
   }
 
   onModuleDestroy(): void {

@@ -8,7 +8,7 @@ import { lostDetails, releaseFailedLog, renewFailedLog, optionPlaces } from '../
 import { TimedNode, type TimedList } from '../shared/timer.js';
 import type { CohortWaiter, LockCohort } from './lock-cohort.js';
 import { now } from '../shared/clock.js';
-import { renewLease, renewalAt } from './lock-renewal.js';
+import type { LockRenewals } from './lock-renewal.js';
 import { leaseDrift } from './lease-drift.js';
 import { guardLeaseSignal, type LeaseClock } from './lease-signal.js';
 import { assertDuration } from '../contract/lock-limits.validation.js';
@@ -23,6 +23,8 @@ export interface HeldLockContext {
   readonly managerId: number;
   /** Whether anyone listens to events (durations are measured only then). */
   observed: boolean;
+  /** Sends the renewals of the manager's held locks (batched when the store renews many in one call). */
+  readonly renewals: LockRenewals;
   /** Logs a store failure, once per cause and interval (the repeats are counted and summarized). */
   readonly logStoreFailure: (level: 'warn' | 'error', error: unknown, line: string) => void;
 }
@@ -274,7 +276,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
       // Every third of the ttl, and before a shorter lease (a hand-off not renewed yet) is half gone.
       // (moved a little earlier, onto a grid of ticks, when the store renews many locks in one call)
       const due = Math.min(t + this.settings.ttl / 3, t + (this.leaseEnd - t) / 2);
-      if (this.renewalCap() > t) at = Math.min(at, renewalAt(this.ctx.provider, t, due, this.settings.ttl));
+      if (this.renewalCap() > t) at = Math.min(at, this.ctx.renewals.at(t, due, this.settings.ttl));
       else this.capped = true;
     }
     this.ctx.held.schedule(this, at);
@@ -316,7 +318,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     const ttl = Math.max(1, Math.min(this.settings.ttl, Math.floor(this.renewalCap() - started)));
     if (ttl < this.settings.ttl) this.capped = true;
     // (a callback, not an await: thousands of locks may wait on one batch, and a suspended async call costs heap)
-    renewLease(this.ctx.provider, this.key, this.owner, ttl, (answer) => this.renewed(answer, started, ttl));
+    this.ctx.renewals.renew(this.key, this.owner, ttl, (answer) => this.renewed(answer, started, ttl));
   }
 
   /** The store's answer to {@link renew}: extended, not ours any more, or the store's failure. */

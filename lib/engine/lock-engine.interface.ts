@@ -8,7 +8,8 @@ import type { LockProvider, MaybePromise } from '../contract/lock-provider.js';
 
 /**
  * What `@Locked`, leader election and telemetry use of a {@link LockManager}
- * beyond its public API; reached with `lockEngineOf(manager)`. @internal
+ * beyond its public API: the manager's `engine` (internal, not in the
+ * package's declarations). @internal
  */
 export interface LockEngine {
   readonly provider: LockProvider;

@@ -9,6 +9,7 @@ import type { LockManagerOptions } from './lock-manager-options.interface.js';
 import { callDefaults, resolveCallOptions, type ResolvedCallOptions } from './resolved-call-options.js';
 import { assertCallOptions, assertLockName, assertLockNames, assertManagerOptions, assertSupported } from './lock-options.validation.js';
 import { MultiLockAcquirer } from './multi-lock-acquirer.js';
+import { LockRenewals } from './lock-renewal.js';
 import { runEntered, runWhenEntered } from './scoped-call.js';
 import { defaultInstanceId } from './default-instance-id.js';
 import { LockOptionsError, LockReentryError } from '../errors/lock.errors.js';
@@ -32,22 +33,6 @@ let nextManagerId = 1;
 const callSite = (method: string, names: string | readonly string[]): string => `${method}(${JSON.stringify(names)})`;
 const asIs = <T>(value: T): T => value;
 
-/** Each manager's internals, for `lockEngineOf()`. */
-const engines = new WeakMap<LockManager, LockEngine>();
-/** Options already checked where they came in (the Nest module's options). */
-const checkedOptions = new WeakSet<object>();
-
-/** Marks options as checked at the Nest module's boundary, so the manager does not check them again. @internal */
-export function checkedManagerOptions<T extends LockManagerOptions>(options: T): T {
-  checkedOptions.add(options);
-  return options;
-}
-
-/** The internals of `manager`, for `@Locked`, leader election and telemetry. @internal */
-export function lockEngineOf(manager: LockManager): LockEngine {
-  return engines.get(manager)!;
-}
-
 /**
  * The lock engine, free of Nest: owner tokens, policies, waiting, lease
  * renewal, reentrancy detection and events on top of a {@link LockProvider}.
@@ -65,6 +50,8 @@ export class LockManager {
   readonly provider: LockProvider;
   /** Prefix of every store key. */
   readonly keyPrefix: string;
+  /** What `@Locked` and leader election use beyond the public API (see {@link LockEngine}). @internal */
+  readonly engine: LockEngine;
   private readonly logger: LockLogger;
   private readonly defaults: ResolvedCallOptions;
   /** Event listeners (`onEvent`, telemetry, the lock page): an empty list costs the lock path nothing. */
@@ -85,7 +72,7 @@ export class LockManager {
 
   constructor(options: LockManagerOptions) {
     const { provider, logger, ...rest } = options;
-    if (!checkedOptions.has(options)) assertManagerOptions(rest);
+    assertManagerOptions(rest);
     this.provider = provider;
     this.logger = logger ?? silentLogger;
     this.keyPrefix = rest.keyPrefix ?? DEFAULT_KEY_PREFIX;
@@ -98,6 +85,7 @@ export class LockManager {
       logger: this.logger,
       emit: (event) => this.emit(event),
       held: this.held,
+      renewals: new LockRenewals(provider),
       managerId: this.id,
       observed: false,
       logStoreFailure: (level, error, line) => this.outcomes.logStoreFailure(level, error, line),
@@ -114,7 +102,7 @@ export class LockManager {
         provider.acquireMany &&
         ((reqs) => (this.context.observed ? this.outcomes.watchMany(reqs, () => this.acquirer.takeMany(reqs)) : this.acquirer.takeMany(reqs))),
     });
-    engines.set(this, this.engine());
+    this.engine = this.internals();
     if (rest.onEvent) this.subscribe(rest.onEvent);
     startTelemetry({ provider, subscribe: (listener) => this.subscribe(listener), heldLocks: () => this.heldLocks() }, rest.telemetry, this.logger);
   }
@@ -264,8 +252,8 @@ export class LockManager {
     this.outcomes.flush();
   }
 
-  /** The internals that `lockEngineOf()` hands out. */
-  private engine(): LockEngine {
+  /** The internals that {@link LockManager.engine} hands out. */
+  private internals(): LockEngine {
     const { provider, keyPrefix, logger, acquirer, outcomes, context } = this;
     return {
       provider,

@@ -27,7 +27,7 @@ function tell(batch: readonly Pending[], answer: (i: number) => boolean | Error)
 }
 
 /**
- * Renewals of one provider that leave together: the extends asked in one
+ * Renewals of one manager that leave together: the extends asked in one
  * turn of the event loop (the held locks that the timer wakes together) go
  * out as `extendMany` calls of at most {@link MAX_EXTEND_BATCH} locks, sent
  * at the end of the turn's microtasks. Each lock is told its own answer, or
@@ -68,54 +68,58 @@ class RenewalBatch {
   }
 }
 
-const batches = new WeakMap<LockProvider, RenewalBatch>();
-
 /**
- * Sends the store call that renews a held lock, and tells `done` its answer
- * (never synchronously): batched with the other renewals of this turn when
- * the provider has `extendMany` (every manager of the provider shares the
- * batches), else the provider's `extend`. @internal
+ * The renewal store calls of one manager's held locks: each renewal is sent
+ * (and its answer told to `done`, never synchronously) batched with the
+ * manager's other renewals of this turn when the provider has `extendMany`,
+ * else as the provider's `extend`; and renewal times are put on a grid of
+ * ticks so that they fall due together. The manager builds one and hands it
+ * to its locks (`HeldLockContext.renewals`). @internal
  */
-export function renewLease(provider: LockProvider, key: string, owner: string, ttl: number, done: RenewalDone): void {
-  if (provider.extendMany === undefined) {
+export class LockRenewals {
+  /** The batch of this turn's renewals, when the provider renews many locks in one call. */
+  private readonly batch: RenewalBatch | undefined;
+  /** The ttl of the last {@link at} and its tick (most locks of a process share one ttl: its tick is worked out once). */
+  private tickTtl = NaN;
+  private tickMs = 0;
+
+  constructor(private readonly provider: LockProvider) {
+    this.batch = provider.extendMany === undefined ? undefined : new RenewalBatch(provider as LockProvider & Required<Pick<LockProvider, 'extendMany'>>);
+  }
+
+  /** Sends the store call that renews a held lock, and tells `done` its answer (never synchronously). */
+  renew(key: string, owner: string, ttl: number, done: RenewalDone): void {
+    if (this.batch !== undefined) {
+      this.batch.extend(key, owner, ttl, done);
+      return;
+    }
     let answer: MaybePromise<boolean>;
     try {
-      answer = provider.extend(key, owner, ttl);
+      answer = this.provider.extend(key, owner, ttl);
     } catch (err) {
       queueMicrotask(() => done(asError(err)));
       return;
     }
     if (isThenable(answer)) answer.then(done, (err: unknown) => done(asError(err)));
     else queueMicrotask(() => done(answer));
-    return;
   }
-  let batch = batches.get(provider);
-  if (!batch) {
-    batch = new RenewalBatch(provider as LockProvider & Required<Pick<LockProvider, 'extendMany'>>);
-    batches.set(provider, batch);
-  }
-  batch.extend(key, owner, ttl, done);
-}
 
-let tickTtl = NaN;
-let tickMs = 0;
-
-/**
- * When a held lock renews next: at `due` (a third of the ttl, or earlier),
- * moved earlier to a grid of ticks when the provider batches renewals, so
- * that locks taken at different moments fall due together and share one
- * `extendMany` call. A tick is a power of two of at most a twelfth of the
- * ttl (the grids of different ttls line up), so a renewal comes at most that
- * much early and never later. @internal
- */
-export function renewalAt(provider: LockProvider, t: number, due: number, ttl: number): number {
-  if (provider.extendMany === undefined || ttl < 24) return due;
-  // (most locks of a process share one ttl: its tick is worked out once)
-  if (ttl !== tickTtl) {
-    tickTtl = ttl;
-    tickMs = 2 ** Math.floor(Math.log2(ttl / 12));
+  /**
+   * When a held lock renews next: at `due` (a third of the ttl, or earlier),
+   * moved earlier to a grid of ticks when the provider batches renewals, so
+   * that locks taken at different moments fall due together and share one
+   * `extendMany` call. A tick is a power of two of at most a twelfth of the
+   * ttl (the grids of different ttls line up), so a renewal comes at most that
+   * much early and never later.
+   */
+  at(t: number, due: number, ttl: number): number {
+    if (this.batch === undefined || ttl < 24) return due;
+    if (ttl !== this.tickTtl) {
+      this.tickTtl = ttl;
+      this.tickMs = 2 ** Math.floor(Math.log2(ttl / 12));
+    }
+    const tick = this.tickMs;
+    const aligned = Math.floor(due / tick) * tick;
+    return aligned > t ? aligned : due;
   }
-  const tick = tickMs;
-  const aligned = Math.floor(due / tick) * tick;
-  return aligned > t ? aligned : due;
 }

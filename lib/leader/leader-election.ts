@@ -1,4 +1,4 @@
-import { lockEngineOf, type LockManager } from '../engine/lock-manager.js';
+import type { LockManager } from '../engine/lock-manager.js';
 import type { LockEngine } from '../engine/lock-engine.interface.js';
 import { defaultInstanceId } from '../engine/default-instance-id.js';
 import { silentLogger, type LockLogger } from '../contract/lock-logger.interface.js';
@@ -47,7 +47,7 @@ export class LeaderElection {
   ) {
     this.instanceId = options.instanceId === undefined ? defaultInstanceId() : assertInstanceId(options.instanceId, 'LeaderElection');
     this.logger = options.logger ?? silentLogger;
-    this.engine = lockEngineOf(locks);
+    this.engine = locks.engine;
   }
 
   /**

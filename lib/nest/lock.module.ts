@@ -1,4 +1,4 @@
-import { Logger, Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ConfigurableLockModule, LOCK_ASYNC_OPTIONS_TYPE, LOCK_MODULE_OPTIONS, LOCK_OPTIONS_TYPE } from './lock.module-definition.js';
 import { LockProvider } from '../contract/lock-provider.js';
@@ -6,10 +6,10 @@ import type { LockModuleOptions } from './lock-module-options.interface.js';
 import { assertModuleOptions } from './lock-module-options.validation.js';
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { optionMessage, expected, optionPlaces } from '../errors/lock.messages.js';
-import { buildLockProvider } from '../stores/lock-provider.factory.js';
 import { LockService } from './lock.service.js';
-import { LeaderExplorer } from '../leader/leader.explorer.js';
-import { LeaderService } from '../leader/leader.service.js';
+import { CLOSES_LOCK_PROVIDER, ModuleLockStore } from './module-lock-store.js';
+import { LeaderExplorer } from './leader.explorer.js';
+import { LeaderService } from './leader.service.js';
 
 /**
  * Registers {@link LockService}, {@link LeaderService} and the
@@ -31,12 +31,14 @@ import { LeaderService } from '../leader/leader.service.js';
 @Module({
   imports: [DiscoveryModule],
   providers: [
+    ModuleLockStore,
     {
       provide: LockProvider,
-      inject: [LOCK_MODULE_OPTIONS],
-      // (the store logs what it finds wrong with its server, e.g. a Redis that may evict lock keys)
-      useFactory: (options: LockModuleOptions) => buildLockProvider(options ?? {}, new Logger('RedisLockProvider')),
+      inject: [LOCK_MODULE_OPTIONS, ModuleLockStore],
+      useFactory: (options: LockModuleOptions, store: ModuleLockStore) => store.provide(options ?? {}),
     },
+    // LockService closes the store on shutdown when the module built it (not one given, nor a test module's replacement).
+    { provide: CLOSES_LOCK_PROVIDER, inject: [ModuleLockStore, LockProvider], useFactory: (store: ModuleLockStore, provider: LockProvider) => store.isBuilt(provider) },
     LockService,
     LeaderService,
     LeaderExplorer,

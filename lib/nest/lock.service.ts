@@ -1,7 +1,9 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 import type { LockModuleOptions } from './lock-module-options.interface.js';
-import { checkedManagerOptions, LockManager } from '../engine/lock-manager.js';
+import { CLOSES_LOCK_PROVIDER } from './module-lock-store.js';
+import { LockManager, type LockManagerOptions } from '../engine/lock-manager.js';
+import { DEFAULTS_KEYS } from '../engine/lock-options.validation.js';
 import type { LockHandle } from '../engine/lock-handle.interface.js';
 import { LockProvider } from '../contract/lock-provider.js';
 import type { LockCallOptions } from '../contract/lock-options.interface.js';
@@ -10,15 +12,14 @@ import type { LockInspectOptions, LockInspection } from '../inspection/inspected
 import { LockStoreError } from '../errors/lock.errors.js';
 import { bootCheckFailedDetail, bootCheckFailedLog, inMemoryInProductionLog, setupRefusedBootDetail, storeOperations } from '../errors/lock.messages.js';
 import { InMemoryLockProvider } from '../stores/memory/in-memory-lock.provider.js';
-import { isOwnedProvider } from '../stores/lock-provider.factory.js';
 
 let warnedInMemoryInProduction = false;
-/** Each service's engine, for `lockManagerOf()`. */
-const managers = new WeakMap<LockService, LockManager>();
 
-/** The engine behind `service`, for `@Locked`, `LeaderService` and the other Nest parts of this library. @internal */
-export function lockManagerOf(service: LockService): LockManager {
-  return managers.get(service)!;
+/** The defaults of every call among the module's options (the engine's own list of them; the store options are not its). */
+function callDefaults(options: LockModuleOptions): Omit<LockManagerOptions, 'provider' | 'logger'> {
+  const defaults: Record<string, unknown> = {};
+  for (const key of DEFAULTS_KEYS) if (options[key] !== undefined) defaults[key] = options[key];
+  return defaults;
 }
 
 /**
@@ -40,25 +41,23 @@ export function lockManagerOf(service: LockService): LockManager {
  */
 @Injectable()
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
-  private readonly manager: LockManager;
+  /** The engine this service is, for `@Locked` and `LeaderService` (their way to its internals). @internal */
+  readonly manager: LockManager;
   private readonly logger = new Logger(LockService.name);
   private readonly verifyOnBoot: 'warn' | 'fail' | false;
 
-  constructor(@Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions, provider: LockProvider) {
-    const {
-      provider: _given,
-      redis: _r,
-      postgres: _p,
-      commandTimeout: _c,
-      waitForReplicas: _w,
-      evictionCheck: _e,
-      verifyOnBoot = 'warn',
-      ...defaults
-    } = options ?? {};
-    // The module checked its options where they came in (forRoot, or the forRootAsync factory).
-    this.manager = new LockManager(checkedManagerOptions({ ...defaults, provider, logger: this.logger }));
-    managers.set(this, this.manager);
-    this.verifyOnBoot = verifyOnBoot;
+  /**
+   * @param options - The module's options: the defaults of every call, and `verifyOnBoot`.
+   * @param provider - The store.
+   * @param closesProvider - Close `provider` on shutdown (and when the boot check stops the boot). `LockModule` passes `true` for a store it built from its options.
+   */
+  constructor(
+    @Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions,
+    provider: LockProvider,
+    @Optional() @Inject(CLOSES_LOCK_PROVIDER) private readonly closesProvider: boolean = false,
+  ) {
+    this.manager = new LockManager({ ...callDefaults(options ?? {}), provider, logger: this.logger });
+    this.verifyOnBoot = options?.verifyOnBoot ?? 'warn';
   }
 
   /** The store this service uses. */
@@ -172,7 +171,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       const setup = provider.setupCheck?.();
       if (this.verifyOnBoot === 'fail' || setup?.refused) {
         // The boot stops: a connection the module opened must not keep reconnecting in the background.
-        if (isOwnedProvider(provider)) await provider.close();
+        if (this.closesProvider) await provider.close();
         const detail = setup?.refused ? setupRefusedBootDetail(setup.problems) : bootCheckFailedDetail(cause);
         throw new LockStoreError(storeOperations.bootCheck, detail, { cause: err });
       }
@@ -187,6 +186,6 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
 
   /** Nest lifecycle hook: closes the store if the module built it. */
   async onApplicationShutdown(): Promise<void> {
-    if (isOwnedProvider(this.provider)) await this.provider.close();
+    if (this.closesProvider) await this.provider.close();
   }
 }

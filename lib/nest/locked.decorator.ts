@@ -19,9 +19,8 @@ import {
 } from '../errors/lock.messages.js';
 import type { LockCallOptions } from '../contract/lock-options.interface.js';
 import { assertCallOptions, assertLockNames } from '../engine/lock-options.validation.js';
-import { LockService, lockManagerOf } from './lock.service.js';
+import { LockService } from './lock.service.js';
 import { invokeLocked, type CallerlessKind, type LockedInvocation } from './locked-invocation.js';
-import { lockEngineOf } from '../engine/lock-manager.js';
 import { assertJobCall, assertJobDelay, delayHeldJob, type JobDelay } from './delayed-job.js';
 import type { LockEngine } from '../engine/lock-engine.interface.js';
 import { HandlerContextInterceptor, HandlerContexts } from './handler-context.js';
@@ -79,21 +78,17 @@ function callerlessKind(method: object): CallerlessKind | undefined {
 }
 
 /**
- * Per class, the property LockService is injected into. Its description is
- * what Nest shows when no LockService can be injected (LockModule.forRoot()
- * not imported): "Please make sure that the "Symbol(<description>)" property
- * is available", so it says what to do and names the class and method.
- * Property injection of a class token works the same on Nest 11 and 12.
+ * Has Nest inject LockService into each instance of the method's class, as
+ * a property of the method's own (so the decorator keeps no table of
+ * classes), and returns its key. The key's description is what Nest shows
+ * when no LockService can be injected (LockModule.forRoot() not imported):
+ * "Please make sure that the "Symbol(<description>)" property is available",
+ * so it says what to do and names the class and method. Property injection
+ * of a class token works the same on Nest 11 and 12.
  */
-const serviceKeys = new WeakMap<object, symbol>();
-
-function serviceKey(target: object, className: string, method: string): symbol {
-  let key = serviceKeys.get(target);
-  if (key === undefined) {
-    key = Symbol(missingModuleKey(className, method));
-    serviceKeys.set(target, key);
-    Inject(LockService)(target, key);
-  }
+function injectLockService(target: object, className: string, method: string): symbol {
+  const key = Symbol(missingModuleKey(className, method));
+  Inject(LockService)(target, key);
   return key;
 }
 
@@ -169,7 +164,7 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
     const withContext = nameFromContext !== undefined;
     const lockName: string | readonly string[] | LockNameFactory = nameFromContext ?? (typeof given === 'function' ? given : assertLockNames(given, where));
     assertCallOptions(callOptions, where);
-    const LOCK_SERVICE = serviceKey(target, className, String(propertyKey));
+    const LOCK_SERVICE = injectLockService(target, className, String(propertyKey));
     /** Whether this method's names were already found suspicious (warned once per method). */
     let warned = typeof lockName === 'function' ? false : warnSuspicious(lockName, where);
     // Metrics and traces name the lock by its template, not by names that carry ids.
@@ -197,7 +192,7 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
         // Read lazily: @Cron or @OnEvent above @Locked adds its metadata to the wrapper after this decorator ran.
         const callerless = callerlessKind(wrapper);
         const opts = callerless && callOptions.onHeld === undefined ? { ...callOptions, onHeld: 'skip' as const } : callOptions;
-        const engine = lockEngineOf(lockManagerOf(service));
+        const engine = service.manager.engine;
         resolved = { service, engine, options: engine.resolve(opts), callerless };
       }
       const result = invokeLocked(

@@ -5,13 +5,11 @@ import type { LockLogger } from '../contract/lock-logger.interface.js';
 import type { LockStoreOptions } from './lock-store-options.interface.js';
 import { assertStoreOptions } from './lock-store-options.validation.js';
 
-const owned = new WeakSet<LockProvider>();
-
 /**
  * Builds the store that options name: `provider` as given, a
  * `RedisLockProvider` for `redis`, a `PostgresLockProvider` for `postgres`
- * (each peer loaded only then), else the in-memory default. Providers built
- * here are closed by the module on shutdown; a `provider` you pass stays yours.
+ * (each peer loaded only then), else the in-memory default. `LockModule`
+ * closes on shutdown a store it built; a `provider` you pass stays yours.
  * @throws {LockOptionsError} for store options that can never work.
  */
 export async function createLockProvider(options: LockStoreOptions = {}): Promise<LockProvider> {
@@ -25,24 +23,13 @@ export async function buildLockProvider(options: LockStoreOptions, logger?: Lock
   if (options.redis !== undefined) {
     const { RedisLockProvider } = await import('./redis/index.js');
     const { redis: connection, commandTimeout, waitForReplicas, evictionCheck } = options;
-    const redis = new RedisLockProvider({ redis: connection, commandTimeout, waitForReplicas, evictionCheck, logger });
-    owned.add(redis);
-    return redis;
+    return new RedisLockProvider({ redis: connection, commandTimeout, waitForReplicas, evictionCheck, logger });
   }
   if (options.postgres !== undefined) {
     const { PostgresLockProvider } = await import('./postgres/index.js');
     const given = options.postgres;
     const settings = typeof given === 'object' && given !== null && 'connection' in given ? { ...given } : { connection: given };
-    const provider = new PostgresLockProvider({ commandTimeout: options.commandTimeout, ...settings });
-    owned.add(provider);
-    return provider;
+    return new PostgresLockProvider({ commandTimeout: options.commandTimeout, ...settings });
   }
-  const provider = new InMemoryLockProvider();
-  owned.add(provider);
-  return provider;
-}
-
-/** Whether the module built `provider` (and so must close it). @internal */
-export function isOwnedProvider(provider: LockProvider): boolean {
-  return owned.has(provider);
+  return new InMemoryLockProvider();
 }

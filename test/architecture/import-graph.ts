@@ -22,6 +22,8 @@ export interface LibFile {
   readonly path: string;
   readonly lines: number;
   readonly imports: LibImport[];
+  /** The source with its comments blanked out (line for line). */
+  readonly code: string;
 }
 
 const SOURCE = /\.(ts|cts|mts)$/;
@@ -34,7 +36,8 @@ export function readLib(root: string): LibFile[] {
   return files.map((path) => {
     const text = readFileSync(join(root, path), 'utf8');
     const imports: LibImport[] = [];
-    for (const match of withoutComments(text).matchAll(SPECIFIER)) {
+    const code = withoutComments(text);
+    for (const match of code.matchAll(SPECIFIER)) {
       const spec = match[2];
       if (!spec.startsWith('.')) {
         imports.push({ from: path, to: packageName(spec), external: true });
@@ -44,7 +47,7 @@ export function readLib(root: string): LibFile[] {
       if (target === undefined) throw new Error(`${path}: cannot resolve import "${spec}"`);
       imports.push({ from: path, to: target, external: false });
     }
-    return { path, lines: text.split('\n').length - (text.endsWith('\n') ? 1 : 0), imports };
+    return { path, lines: text.split('\n').length - (text.endsWith('\n') ? 1 : 0), imports, code };
   });
 }
 

@@ -1,8 +1,11 @@
 /**
- * The layers of lib/ (see docs and the brief of the redesign): imports run
- * one way, nest → engine → contract ← stores, everything may use errors/ and
- * shared/, and shared/ uses nothing of ours. No import circles, no file over
- * 350 lines. Read from the sources as text (type-only imports count too).
+ * The layers of lib/ (docs/architecture.md): every folder has a layer, and
+ * imports run down only (nest → leader → engine → contract ← stores, every
+ * folder may use errors/ and shared/, shared/ uses nothing of ours), never
+ * up or sideways. No import circles, no file over 350 lines, and no state
+ * at module level that classes pass each other (a WeakMap/WeakSet, or an
+ * empty Map/Set filled at run time): a class's constructor shows what it
+ * depends on. Read from the sources as text (type-only imports count too).
  *
  * KNOWN lists what lib/ still does against these rules, each with why: the
  * spec fails on anything new. Remove an entry once its cause is gone.
@@ -35,6 +38,37 @@ interface Rule {
   readonly files: RegExp;
   readonly forbids: (imp: LibImport) => boolean;
 }
+
+/**
+ * The layer of each folder of lib/ (`lib/index.ts`: the root entry, on top).
+ * A file imports from its own folder or from a lower layer only, so there is
+ * no import back up a layer, nor across between folders of one layer.
+ */
+const LAYERS: Record<string, number> = {
+  '(root)': 7,
+  dashboard: 6, // nest-lock/dashboard: a Nest module of its own, on LockService
+  health: 6, // nest-lock/health: the terminus indicator
+  nest: 5, // LockModule, LockService, @Locked, LeaderService: the only layer that registers Nest providers of the core
+  leader: 4, // LeaderElection, campaigns, terms, @Leader's metadata: on the engine, free of Nest
+  testing: 4, // nest-lock/testing: the conformance kit (runs a LockManager)
+  engine: 3,
+  stores: 3,
+  telemetry: 2,
+  inspection: 2,
+  contract: 1,
+  errors: 0,
+  shared: 0,
+};
+
+/** `lib/engine/x.ts` → `engine`; `lib/stores/redis/x.ts` → `stores`; `lib/index.ts` → `(root)`. */
+const folderOf = (path: string): string => (path.split('/').length > 2 ? path.split('/')[1] : '(root)');
+
+/** A module-level declaration of state: a WeakMap/WeakSet, or an empty Map/Set (one that is filled at run time). */
+const MODULE_STATE = /^(?:export\s+)?(?:const|let|var)\s+[\w$]+\b[^\n]*(?:\bWeak(?:Map|Set)\b|=\s*new\s+(?:Map|Set)\b(?:<[^\n]*>)?\(\s*\))/gm;
+
+/** The module-level state declarations of a source text, as `<line>: <declaration>`. */
+const moduleState = (code: string): string[] =>
+  [...code.matchAll(MODULE_STATE)].map((m) => `${code.slice(0, m.index).split('\n').length}: ${m[0].trim()}`);
 
 const ours = (imp: LibImport, ...folders: string[]): boolean => !imp.external && folders.some((f) => imp.to.startsWith(`lib/${f}/`));
 
@@ -74,6 +108,38 @@ test('no import circles', () => {
   const checked = imports.filter((i) => !known(KNOWN.circles, i));
   // Each circle as the imports among its files.
   const found = circles(checked).map((files) => checked.filter((i) => files.includes(i.from) && files.includes(i.to)).map(arrow));
+  expect(found).toEqual([]);
+});
+
+test('every folder of lib/ has a layer', () => {
+  const folders = [...new Set(files.map((f) => folderOf(f.path)))].sort();
+  expect(folders.filter((f) => LAYERS[f] === undefined)).toEqual([]);
+});
+
+test('no import runs back up a layer, nor across to another folder of the same layer', () => {
+  const up = imports
+    .filter((i) => !i.external && folderOf(i.from) !== folderOf(i.to))
+    .filter((i) => !(LAYERS[folderOf(i.to)] < LAYERS[folderOf(i.from)]) && !known(KNOWN.layers, i))
+    .map(arrow);
+  expect(up).toEqual([]);
+});
+
+test('the module-state reader finds a WeakMap, a WeakSet and an empty Map, and leaves constants and class fields alone', () => {
+  const sample = [
+    'const managers = new WeakMap<LockService, LockManager>();',
+    'export const owned = new WeakSet<object>();',
+    'let cache: WeakMap<object, string> | undefined;',
+    'const loaded = new Map<string, unknown>();',
+    "const KEYS = new Set(['ttl', 'onHeld']);",
+    'class A {',
+    '  private readonly ready = new WeakMap<object, number>();',
+    '}',
+  ].join('\n');
+  expect(moduleState(sample).map((s) => s.split(':')[0])).toEqual(['1', '2', '3', '4']);
+});
+
+test('no module-level WeakMap, WeakSet or run-time-filled Map/Set in lib/ (state between classes goes through constructors)', () => {
+  const found = files.flatMap((f) => moduleState(f.code).map((s) => `${f.path}:${s}`));
   expect(found).toEqual([]);
 });
 

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { LOCK_MODULE_OPTIONS } from '../nest/lock.module-definition.js';
-import type { LockModuleOptions } from '../nest/lock-module-options.interface.js';
-import { LockService, lockManagerOf } from '../nest/lock.service.js';
-import type { Campaign } from './leader-campaign.js';
-import { LeaderElection } from './leader-election.js';
-import type { CampaignOptions, LeaderInfo } from './leader-options.interface.js';
-import type { Leadership } from './leadership.js';
+import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
+import type { LockModuleOptions } from './lock-module-options.interface.js';
+import { LockService } from './lock.service.js';
+import type { Campaign } from '../leader/leader-campaign.js';
+import { LeaderElection } from '../leader/leader-election.js';
+import type { CampaignOptions, LeaderInfo } from '../leader/leader-options.interface.js';
+import type { Leadership } from '../leader/leadership.js';
 
 /**
  * Leader election in a Nest app, for code that is not a `@Leader` method:
@@ -35,7 +35,7 @@ export class LeaderService implements OnModuleDestroy {
   private readonly election: LeaderElection;
 
   constructor(locks: LockService, @Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions) {
-    this.election = new LeaderElection(lockManagerOf(locks), { instanceId: options?.instanceId, logger: new Logger(LeaderService.name) });
+    this.election = new LeaderElection(locks.manager, { instanceId: options?.instanceId, logger: new Logger(LeaderService.name) });
   }
 
   /** This replica's id, as other replicas see it (the module's `instanceId`, default `<hostname>:<pid>`). */

@@ -2,7 +2,7 @@ import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { scopedLeaderMessage } from '../errors/lock.messages.js';
-import { LEADER_METADATA, type LeaderMetadata } from './leader.decorator.js';
+import { LEADER_METADATA, type LeaderMetadata } from '../leader/leader.decorator.js';
 import { LeaderService } from './leader.service.js';
 
 /**
