@@ -38,7 +38,11 @@ import { LeaderService } from './leader.service.js';
       useFactory: (options: LockModuleOptions, store: ModuleLockStore) => store.provide(options ?? {}),
     },
     // LockService closes the store on shutdown when the module built it (not one given, nor a test module's replacement).
-    { provide: CLOSES_LOCK_PROVIDER, inject: [ModuleLockStore, LockProvider], useFactory: (store: ModuleLockStore, provider: LockProvider) => store.isBuilt(provider) },
+    {
+      provide: CLOSES_LOCK_PROVIDER,
+      inject: [ModuleLockStore, LockProvider],
+      useFactory: (store: ModuleLockStore, provider: LockProvider) => store.isBuilt(provider),
+    },
     LockService,
     LeaderService,
     LeaderExplorer,

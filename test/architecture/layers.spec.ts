@@ -48,7 +48,7 @@ const LAYERS: Record<string, number> = {
   '(root)': 7,
   dashboard: 6, // nest-lock/dashboard: a Nest module of its own, on LockService
   health: 6, // nest-lock/health: the terminus indicator
-  nest: 5, // LockModule, LockService, @Locked, LeaderService: the only layer that registers Nest providers of the core
+  nest: 5, // LockModule, LockService, @Locked, LeaderService: the core's Nest side
   leader: 4, // LeaderElection, campaigns, terms, @Leader's metadata: on the engine, free of Nest
   testing: 4, // nest-lock/testing: the conformance kit (runs a LockManager)
   engine: 3,
@@ -67,8 +67,7 @@ const folderOf = (path: string): string => (path.split('/').length > 2 ? path.sp
 const MODULE_STATE = /^(?:export\s+)?(?:const|let|var)\s+[\w$]+\b[^\n]*(?:\bWeak(?:Map|Set)\b|=\s*new\s+(?:Map|Set)\b(?:<[^\n]*>)?\(\s*\))/gm;
 
 /** The module-level state declarations of a source text, as `<line>: <declaration>`. */
-const moduleState = (code: string): string[] =>
-  [...code.matchAll(MODULE_STATE)].map((m) => `${code.slice(0, m.index).split('\n').length}: ${m[0].trim()}`);
+const moduleState = (code: string): string[] => [...code.matchAll(MODULE_STATE)].map((m) => `${code.slice(0, m.index).split('\n').length}: ${m[0].trim()}`);
 
 const ours = (imp: LibImport, ...folders: string[]): boolean => !imp.external && folders.some((f) => imp.to.startsWith(`lib/${f}/`));
 
