@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Controller, Module, Post, UseFilters, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { Test, type TestingModule } from '@nestjs/testing';
 import request from 'supertest';
 import { InMemoryLockProvider, LockError, LockExceptionFilter, LockModule, LockProvider, LockService, Locked } from '../../lib/index.js';
 
@@ -96,5 +96,39 @@ describe('module-level checks', () => {
     const inMemory = warnings.filter((w) => w.includes('in-memory provider'));
     expect(inMemory).toHaveLength(1);
     expect(inMemory[0]).toContain('not other instances');
+  });
+});
+
+describe('the module closes on shutdown the store it built, never one given or put in its place', () => {
+  /** Whether a lock held in `store` by "another instance" is still there after the app closes (a closed in-memory store forgets it). */
+  async function keptAfterClose(compile: () => Promise<TestingModule>, store?: InMemoryLockProvider): Promise<boolean> {
+    const ref = await compile();
+    await ref.init();
+    const used = ref.get(LockProvider) as InMemoryLockProvider;
+    if (store) expect(used).toBe(store);
+    const release = await used.hold('kept');
+    await ref.close();
+    const kept = used.isHeld('kept');
+    await release();
+    return kept;
+  }
+
+  test('a store built from the options (the in-memory default) is closed', async () => {
+    expect(await keptAfterClose(() => Test.createTestingModule({ imports: [LockModule.forRoot()] }).compile())).toBe(false);
+  });
+
+  test("the options' own provider stays open", async () => {
+    const store = new InMemoryLockProvider();
+    expect(await keptAfterClose(() => Test.createTestingModule({ imports: [LockModule.forRoot({ provider: store })] }).compile(), store)).toBe(true);
+  });
+
+  test("a test module's replacement of LockProvider stays open", async () => {
+    const store = new InMemoryLockProvider();
+    const compile = () =>
+      Test.createTestingModule({ imports: [LockModule.forRoot()] })
+        .overrideProvider(LockProvider)
+        .useValue(store)
+        .compile();
+    expect(await keptAfterClose(compile, store)).toBe(true);
   });
 });
