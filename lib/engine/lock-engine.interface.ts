@@ -7,7 +7,7 @@ import type { LockLogger } from '../contract/lock-logger.interface.js';
 import type { LockProvider, MaybePromise } from '../contract/lock-provider.js';
 
 /**
- * What `@Locked`, leader election and telemetry use of a {@link LockManager}
+ * What `@Locked` and leader election use of a {@link LockManager}
  * beyond its public API: the manager's `engine` (internal, not in the
  * package's declarations). @internal
  */
