@@ -45,34 +45,26 @@ const FILES = {
 /** @internal */
 export type LockScripts = { readonly [name in keyof typeof FILES]: LockScript };
 
-/** A script's source and SHA-1, read from its file. */
+const loaded = new Map<string, LockScript>();
+
 function load(file: string): LockScript {
-  const source = luaSource(file);
-  return { source, sha: createHash('sha1').update(source).digest('hex') };
+  let script = loaded.get(file);
+  if (!script) {
+    const source = luaSource(file);
+    script = { source, sha: createHash('sha1').update(source).digest('hex') };
+    loaded.set(file, script);
+  }
+  return script;
 }
 
 /**
  * The lock scripts, each read from its `.lua` file when first used (importing
- * the library reads none; a provider reads them all when it is built) and
- * kept in place of its getter.
+ * the library reads none; a provider reads them all when it is built).
  * @internal
  */
 export const SCRIPTS: LockScripts = Object.defineProperties(
   {},
-  Object.fromEntries(
-    Object.entries(FILES).map(([name, file]) => [
-      name,
-      {
-        enumerable: true,
-        configurable: true,
-        get(this: LockScripts): LockScript {
-          const script = load(file);
-          Object.defineProperty(this, name, { value: script, enumerable: true });
-          return script;
-        },
-      },
-    ]),
-  ),
+  Object.fromEntries(Object.entries(FILES).map(([name, file]) => [name, { enumerable: true, get: () => load(file) }])),
 ) as LockScripts;
 
 /**
