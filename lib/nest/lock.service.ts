@@ -16,7 +16,7 @@ import { InMemoryLockProvider } from '../stores/memory/in-memory-lock.provider.j
 let warnedInMemoryInProduction = false;
 
 /** The defaults of every call among the module's options (the engine's own list of them; the store options are not its). */
-function callDefaults(options: LockModuleOptions): Omit<LockManagerOptions, 'provider' | 'logger'> {
+function managerDefaults(options: LockModuleOptions): Omit<LockManagerOptions, 'provider' | 'logger'> {
   const defaults: Record<string, unknown> = {};
   for (const key of DEFAULTS_KEYS) if (options[key] !== undefined) defaults[key] = options[key];
   return defaults;
@@ -56,7 +56,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     provider: LockProvider,
     @Optional() @Inject(CLOSES_LOCK_PROVIDER) private readonly closesProvider: boolean = false,
   ) {
-    this.manager = new LockManager({ ...callDefaults(options ?? {}), provider, logger: this.logger });
+    this.manager = new LockManager({ ...managerDefaults(options ?? {}), provider, logger: this.logger });
     this.verifyOnBoot = options?.verifyOnBoot ?? 'warn';
   }
 
