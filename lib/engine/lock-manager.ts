@@ -252,7 +252,7 @@ export class LockManager {
     this.outcomes.flush();
   }
 
-  /** The internals that {@link LockManager.engine} hands out. */
+  /** The internals that `engine` hands out. */
   private internals(): LockEngine {
     const { provider, keyPrefix, logger, acquirer, outcomes, context } = this;
     return {
