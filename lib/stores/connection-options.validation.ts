@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError } from '../errors/lock.errors.js';
+import type { IovalkeyClient, NodeRedisClient, NodeRedisCluster } from './redis/redis-lock-provider.interface.js';
 import {
   connectionUrlMessage,
   nodeRedisClientMessage,
@@ -25,9 +26,26 @@ const isObjectWith = (value: unknown, method: string): boolean =>
   value !== null && typeof value === 'object' && typeof (value as Record<string, unknown>)[method] === 'function';
 
 /** An ioredis `Redis` or `Cluster` client, also from another copy of ioredis (or iovalkey, its fork). */
-export function isRedisClient(value: unknown): value is Redis | Cluster {
-  const v = value as Partial<Redis> | null;
+export function isIoredisClient(value: unknown): boolean {
+  const v = value as { evalsha?: unknown; duplicate?: unknown; status?: unknown } | null;
   return v !== null && typeof v === 'object' && typeof v.evalsha === 'function' && typeof v.duplicate === 'function' && typeof v.status === 'string';
+}
+
+/** The node-redis classes the store takes: `createClient()` and `createCluster()`. */
+const NODE_REDIS_TAKEN = new Set(['RedisClient', 'RedisCluster']);
+
+/** A client the Redis store takes, by library. @internal */
+export type TakenRedisClient =
+  | { readonly library: 'ioredis'; readonly client: Redis | Cluster | IovalkeyClient }
+  | { readonly library: 'node-redis'; readonly client: NodeRedisClient | NodeRedisCluster };
+
+/** `value` as a client the store takes, with its library (`'ioredis'`: also iovalkey), or `undefined`. @internal */
+export function takenRedisClient(value: unknown): TakenRedisClient | undefined {
+  if (isIoredisClient(value)) return { library: 'ioredis', client: value as Redis | Cluster | IovalkeyClient };
+  const nodeRedis = nodeRedisClass(value);
+  return nodeRedis !== undefined && NODE_REDIS_TAKEN.has(nodeRedis)
+    ? { library: 'node-redis', client: value as NodeRedisClient | NodeRedisCluster }
+    : undefined;
 }
 
 /** An object literal (or `Object.create(null)`), from any realm: what ioredis options are. A class instance is not. */
@@ -40,7 +58,8 @@ function isPlainObject(value: object): boolean {
 const CLIENT_METHODS = ['connect', 'sendCommand', 'evalsha', 'evalSha', 'get', 'set', 'quit'];
 
 /** The base class of a node-redis client (`RedisClient`, `RedisCluster`, `RedisSentinel`, `RedisClientPool`), if `value` is one. */
-function nodeRedisClass(value: object): string | undefined {
+function nodeRedisClass(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
   const v = value as { evalSha?: unknown; sendCommand?: unknown; isOpen?: unknown };
   if (typeof v.evalSha !== 'function' || typeof v.sendCommand !== 'function' || typeof v.isOpen !== 'boolean') return undefined;
   // createClient() returns an instance of a generated subclass named `Class`: name the node-redis class it extends.
@@ -52,15 +71,16 @@ function nodeRedisClass(value: object): string | undefined {
 }
 
 /**
- * Checks `redis`: a URL, a plain object of ioredis options, or an ioredis
- * client (not checked further). Anything else is refused: ioredis would read
- * it as options and connect to its default, 127.0.0.1:6379.
+ * Checks `redis`: a URL, a plain object of ioredis options, an ioredis or
+ * iovalkey client, or a node-redis client or cluster (not checked further).
+ * Anything else is refused (a node-redis pool or Sentinel too): ioredis would
+ * read it as options and connect to its default, 127.0.0.1:6379.
  */
 export function assertRedisConnection(redis: unknown, where: string): void {
-  if (isRedisClient(redis)) return;
+  if (takenRedisClient(redis) !== undefined) return;
   if (typeof redis === 'string') return assertRedisUrl(redis, where);
   if (redis === null || typeof redis !== 'object' || Array.isArray(redis) || !isPlainObject(redis)) {
-    const nodeRedis = redis !== null && typeof redis === 'object' ? nodeRedisClass(redis) : undefined;
+    const nodeRedis = nodeRedisClass(redis);
     throw new LockOptionsError(nodeRedis === undefined ? redisConnectionTypeMessage(where, redis) : nodeRedisClientMessage(where, nodeRedis));
   }
   const o = redis as Record<string, unknown>;

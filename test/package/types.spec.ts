@@ -108,6 +108,23 @@ describe('the shipped declarations, without skipLibCheck', () => {
     expect(errors.filter((line) => line.startsWith('wrong.mts')).length).toBeGreaterThan(0);
   }, 180_000);
 
+  test('an app that passes its node-redis client compiles with redis and no ioredis; with ioredis there too, a wrong object does not', () => {
+    const nodeRedisApp = appModule(
+      '{ redis: client, ttl: 30_000 }',
+      "import { createClient, createCluster } from 'redis';\nimport { RedisLockProvider, type RedisConnection } from 'nest-lock/redis';\n" +
+        "const client = createClient({ url: 'redis://127.0.0.1:6379', RESP: 3 });\n" +
+        "export const store = new RedisLockProvider({ redis: createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:7000' }] }) });\n" +
+        'export const connection: RedisConnection = client;',
+    );
+    const wrong = "import { createClientPool } from 'redis';\nimport { LockModule } from 'nest-lock';\nLockModule.forRoot({ redis: createClientPool() });\n";
+    const alone = compile([...NEST, 'redis', '@redis'], { 'app.mts': nodeRedisApp, 'app.cts': nodeRedisApp });
+    expect(alone).toEqual([]);
+    // With ioredis installed the union is exact: a node-redis pool is not a client the store takes.
+    const both = compile([...NEST, 'redis', '@redis', 'ioredis'], { 'app.mts': nodeRedisApp, 'wrong.mts': wrong });
+    expect(both.filter((line) => !line.startsWith('wrong.mts'))).toEqual([]);
+    expect(both.filter((line) => line.startsWith('wrong.mts')).join('\n')).toMatch(/^wrong\.mts\(3,\d+\): error TS2322/);
+  }, 180_000);
+
   test("an app on PostgreSQL compiles with pg and @types/pg and no ioredis, and keeps pg's types (a wrong pool option fails)", () => {
     const pgApp = appModule(
       '{ postgres: process.env.DATABASE_URL ?? "postgres://127.0.0.1/app" }',

@@ -61,7 +61,8 @@ export const waitForReplicasClusterMessage = (): string =>
   'RedisLockProvider: waitForReplicas works with a standalone or Sentinel-managed Redis, not a Cluster client (WAIT must reach the master of each key).';
 
 const REDIS_ACCEPTED =
-  'a redis:// or rediss:// URL, a plain object of ioredis options (such as { host, port, db } or { sentinels, name }), or an ioredis Redis or Cluster instance';
+  'a redis:// or rediss:// URL, a plain object of ioredis options (such as { host, port, db } or { sentinels, name }), ' +
+  'an ioredis or iovalkey Redis or Cluster instance, or a node-redis client (createClient() or createCluster())';
 
 export const redisConnectionTypeMessage = (where: string, value: unknown, method?: string): string =>
   `${where}: redis must be ${REDIS_ACCEPTED}; got ${method === undefined ? describeInstance(value) : `an object with a ${method}() method`}. ` +
@@ -69,9 +70,9 @@ export const redisConnectionTypeMessage = (where: string, value: unknown, method
   'for options kept in a class instance, pass a plain copy ({ ...options }).';
 
 export const nodeRedisClientMessage = (where: string, className: string): string =>
-  `${where}: redis is a node-redis ${className} (the "redis" package), which nest-lock does not support yet ` +
+  `${where}: redis is a node-redis ${className} (the "redis" package), which the Redis store does not take ` +
   '(read as ioredis options, it would connect to 127.0.0.1:6379 instead). ' +
-  `Pass ${REDIS_ACCEPTED}: e.g. the URL you gave createClient().`;
+  `Pass ${REDIS_ACCEPTED}: e.g. a createClient() client for the master, or { sentinels, name } as ioredis options.`;
 
 export const redisForeignOptionMessage = (where: string, key: string, instead: string): string =>
   `${where}: redis.${key} is not an ioredis option: ioredis would ignore it and connect to 127.0.0.1:6379 instead. Pass ${instead}.`;

@@ -15,6 +15,7 @@ export function redisCause(at: string, err: unknown, tls = false): string {
   }
   if (code === 'ETIMEDOUT') return `Redis at ${at} did not accept the connection in time (ETIMEDOUT): check the network path and firewall`;
   if (code === 'ECONNRESET' || code === 'EPIPE') return `Redis at ${at} closed the connection (${code})`;
+  if (/^Socket closed unexpectedly/i.test(text)) return `Redis at ${at} closed the connection (node-redis: ${text})`;
   if (/^WRONGPASS/.test(text)) return `Redis at ${at} rejected the user name or password (WRONGPASS): check the credentials in the connection options`;
   if (/^NOAUTH/.test(text)) return `Redis at ${at} requires a password and none was given (NOAUTH): add it to the connection options`;
   if (/DB index is out of range/i.test(text))

@@ -1,2 +1,9 @@
 export { RedisLockProvider } from './redis-lock.provider.js';
-export type { RedisLockProviderOptions, RedisConnection } from './redis-lock-provider.interface.js';
+export type {
+  RedisLockProviderOptions,
+  RedisConnection,
+  RedisClient,
+  NodeRedisClient,
+  NodeRedisCluster,
+  IovalkeyClient,
+} from './redis-lock-provider.interface.js';

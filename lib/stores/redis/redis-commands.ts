@@ -2,11 +2,9 @@ import { LockStoreError } from '../../errors/lock.errors.js';
 import { providerClosedDetail, storeCauses } from '../../errors/lock.messages.js';
 import { TimedList, TimedNode } from '../../shared/timer.js';
 import { now } from '../../shared/clock.js';
-import { corkable, type RedisClient, type RedisClients } from './redis-clients.js';
-import type { LockScript } from './redis-lock.scripts.js';
-
-/** What the lock scripts answer: a status and a number, then maybe a hand-off's owner (and token). @internal */
-export type ScriptReply = Array<number | string>;
+import type { RedisClients } from './redis-clients.js';
+import { isNoScript, type Corkable, type RedisPort } from './redis-client.port.js';
+import { scriptOf, type ScriptCall } from './redis-script-calls.js';
 
 /** One bounded Redis call of {@link RedisCommands.call}. @internal */
 export interface RedisCommand<T, R> {
@@ -15,28 +13,26 @@ export interface RedisCommand<T, R> {
   /** The lock key, for errors. */
   readonly key?: string;
   /** Sends the command(s) on a connected client. */
-  readonly send: (client: RedisClient) => Promise<T>;
+  readonly send: (client: RedisPort) => Promise<T>;
   /** Turns the reply into the result, inside the call's promise (it may return a promise, which the call adopts). */
-  readonly map?: (reply: T) => R;
+  readonly map?: (reply: T) => R | PromiseLike<R>;
   /** Sent instead when `send` fails with NOSCRIPT (EVAL after EVALSHA). */
-  readonly resend?: (client: RedisClient) => Promise<T>;
+  readonly resend?: (client: RedisPort) => Promise<T>;
   /** Runs when the call fails (timed out, refused, or failed in Redis). */
   readonly onError?: () => void;
   /** The client to send on: the main one unless given. */
-  readonly client?: RedisClient;
+  readonly client?: RedisPort;
   /** The step of the operation, for errors (`'subscribing to hand-off notices'`). */
   readonly step?: string;
 }
 
-/** A lock script call of {@link RedisCommands.script}: EVALSHA, and EVAL on NOSCRIPT; `T` is the script's reply. @internal */
-export interface ScriptCommand<R, T = unknown> {
+/** A lock script call of {@link RedisCommands.script}: the typed script, its input, and what to make of its decoded reply `O`. @internal */
+export interface ScriptCommand<I, O, R> {
   readonly operation: string;
   readonly key: string;
-  readonly script: LockScript;
-  /** How many of `args` are keys (they come first). */
-  readonly numKeys: number;
-  readonly args: Array<string | number>;
-  readonly map: (reply: T) => R;
+  readonly call: ScriptCall<I, O>;
+  readonly input: I;
+  readonly map: (reply: O) => R | PromiseLike<R>;
   readonly onError?: () => void;
 }
 
@@ -73,9 +69,9 @@ export class RedisCommands {
   /** The calls in flight, each due at its deadline. */
   private readonly inflight = new TimedList();
   /** The client whose socket writes are held back: to the end of this event-loop turn ({@link cork}), or of a {@link coalesce}. */
-  private corked: RedisClient | undefined;
+  private corked: RedisPort | undefined;
   /** The socket {@link cork} holds back, and how many calls it holds. */
-  private corkedStream: { cork(): void; uncork(): void } | undefined;
+  private corkedStream: Corkable | undefined;
   private corkedCalls = 0;
   /** Inside {@link coalesce}: its calls stay together. */
   private coalescing = false;
@@ -96,14 +92,17 @@ export class RedisCommands {
     return this.isClosed;
   }
 
-  /** Runs a lock script, bounded: EVALSHA, and EVAL when the server's script cache does not have it (NOSCRIPT). */
-  script<R, T = unknown>({ operation, key, script, numKeys, args, map, onError }: ScriptCommand<R, T>): Promise<R> {
-    return this.call<T, R>({
+  /** Runs a lock script, bounded: EVALSHA, and EVAL when the server's script cache does not have it (NOSCRIPT); `map` gets the decoded reply. */
+  script<I, O, R>({ operation, key, call, input, map, onError }: ScriptCommand<I, O, R>): Promise<R> {
+    const script = scriptOf(call);
+    const keys = call.keys(input);
+    const args = call.args(input);
+    return this.call<unknown, R>({
       operation,
       key,
-      send: (c) => c.evalsha(script.sha, numKeys, ...args) as Promise<T>,
-      map,
-      resend: (c) => c.eval(script.source, numKeys, ...args) as Promise<T>,
+      send: (c) => c.evalsha(script.sha, keys, args),
+      map: (reply) => map(call.decode(reply)),
+      resend: (c) => c.eval(script.source, keys, args),
       onError,
     });
   }
@@ -139,7 +138,7 @@ export class RedisCommands {
         if (done) return;
         done = true;
         this.inflight.remove(pending);
-        if (!map) return resolve(value as unknown as R);
+        if (!map) return resolve(value as T & R);
         try {
           resolve(map(value));
         } catch (err) {
@@ -147,7 +146,7 @@ export class RedisCommands {
         }
       };
       const failed = (err: unknown): void => {
-        if (resend && !done && err instanceof Error && err.message.startsWith('NOSCRIPT')) {
+        if (resend && !done && isNoScript(err)) {
           const again = resend;
           resend = undefined;
           again(client).then(ok, failed);
@@ -187,7 +186,7 @@ export class RedisCommands {
     const client = this.clients.main;
     if (this.coalescing || client.status !== 'ready') return send();
     // Held back already (calls in flight): the turn's writes leave together; only no flush in between.
-    const stream = client === this.corked ? undefined : corkable(client);
+    const stream = client === this.corked ? undefined : client.corkable();
     if (stream) {
       stream.cork();
       this.corked = client;
@@ -216,8 +215,8 @@ export class RedisCommands {
    * held back. Only while another call is in flight: a lone call is written
    * at once (holding it back would cost it more than it saves).
    */
-  private cork(client: RedisClient): void {
-    const stream = corkable(client);
+  private cork(client: RedisPort): void {
+    const stream = client.corkable();
     if (!stream) return;
     stream.cork();
     this.corked = client;

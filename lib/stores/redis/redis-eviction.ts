@@ -1,10 +1,10 @@
-import type { Redis } from 'ioredis';
 import { LockStoreError } from '../../errors/lock.errors.js';
 import { evictionPolicyMessage, evictionPolicyUnknownMessage, policyFieldMissingCause, storeOperations } from '../../errors/lock.messages.js';
 import type { LockLogger } from '../../contract/lock-logger.interface.js';
 import type { LockStoreSetup } from '../../contract/lock-provider.js';
-import { endpoint, isCluster, type RedisClients } from './redis-clients.js';
+import type { RedisClients } from './redis-clients.js';
 import type { RedisCommands } from './redis-commands.js';
+import { isReplyError } from './redis-client.port.js';
 
 /** What the provider does about a Redis that may evict lock keys (`evictionCheck`). @internal */
 export type EvictionCheckMode = 'warn' | 'fail' | false;
@@ -14,7 +14,7 @@ const SAFE_POLICY = 'noeviction';
 const noop = (): void => {};
 
 /** A Redis that refused the command or answered without the field (not a lost connection). */
-const isRefusal = (err: unknown): boolean => err instanceof LockStoreError && (err.cause as { name?: string } | undefined)?.name === 'ReplyError';
+const isRefusal = (err: unknown): boolean => err instanceof LockStoreError && isReplyError(err.cause);
 
 /**
  * The eviction policy of the Redis that keeps the locks (every master of a
@@ -52,11 +52,11 @@ export class RedisEvictionCheck {
       this.passed = false;
       this.run().catch(noop); // a lost connection: the next ready checks again
     };
-    main.on('ready', recheck);
-    if (isCluster(main)) main.on('+node', recheck);
+    main.listen('ready', recheck);
+    main.listen('node-added', recheck);
     this.unwatch = () => {
-      main.off('ready', recheck);
-      if (isCluster(main)) main.off('+node', recheck);
+      main.listen('ready', recheck, false);
+      main.listen('node-added', recheck, false);
     };
     if (main.status === 'ready') recheck(); // a client passed in already connected
   }
@@ -100,13 +100,12 @@ export class RedisEvictionCheck {
 
   private async check(): Promise<void> {
     const mode = this.mode === 'fail' ? 'fail' : 'warn';
-    const main = this.clients.main;
-    const masters: Redis[] = isCluster(main) ? main.nodes('master') : [main];
+    const masters = await this.clients.main.masters();
     const found = await Promise.all(
       masters.map(async (node) => {
-        const at = endpoint(node);
+        const at = node.endpoint();
         try {
-          const info = await this.commands.call({ operation: storeOperations.evictionInfo, client: node, send: (c) => c.info('memory') });
+          const info = String(await this.commands.call({ operation: storeOperations.evictionInfo, client: node, send: (c) => c.command(['INFO', 'memory']) }));
           const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
           if (policy === undefined) return evictionPolicyUnknownMessage(at, policyFieldMissingCause, mode);
           return policy === SAFE_POLICY ? undefined : evictionPolicyMessage(at, policy, mode);

@@ -1,33 +1,36 @@
 import { LockOptionsError } from '../../errors/lock.errors.js';
 import { limitMismatchMessage } from '../../errors/lock.messages.js';
 import type { LockAcquireRequest, LockExtension, LockGrant } from '../../contract/lock-provider.js';
-import type { RedisCommands, ScriptReply } from './redis-commands.js';
+import type { RedisCommands } from './redis-commands.js';
 import type { RedisWaiters } from './redis-waiters.js';
-import { lockTag, type LockScript, type LockScripts } from './redis-lock.scripts.js';
+import { CALLS, type AcquireMode, type AcquireReply, type ScriptCall } from './redis-script-calls.js';
 
 /** The limit a kind asks for (`'x3'` → 3; plain → 1; shared: none). */
 function limitOf(kind: string | undefined): number {
   return kind === undefined ? 1 : Number(kind.slice(1));
 }
 
-/** What {@link RedisGroups} runs on the provider's six lock keys. @internal */
-export type LockScriptRunner = <R>(command: {
+/** A script on the six lock keys: its input without the key and the common last argument, which the provider adds. @internal */
+export type LockScriptCommand<I, O, R> = {
   operation: string;
   key: string;
-  script: LockScript;
-  args: Array<string | number>;
-  map: (reply: ScriptReply) => R;
+  call: ScriptCall<I & { key: string; common: string }, O>;
+  input: I;
+  map: (reply: O) => R | PromiseLike<R>;
   onError?: () => void;
-}) => Promise<R>;
+};
+
+/** What {@link RedisGroups} runs on the provider's six lock keys. @internal */
+export type LockScriptRunner = <I, O, R>(command: LockScriptCommand<I, O, R>) => Promise<R>;
 
 /**
- * Throws the limit-disagreement error when a script answered `{-1, limit}`:
- * the key's exclusive holders or waiters were recorded with another limit
- * than this request's.
+ * Throws the limit-disagreement error when a script answered that the key's
+ * exclusive holders or waiters were recorded with another limit than this
+ * request's.
  * @internal
  */
-export function checkLimit(reply: ScriptReply, key: string, kind: string | undefined): void {
-  if (reply[0] === -1) throw new LockOptionsError(limitMismatchMessage(key, Number(reply[1]), limitOf(kind)));
+export function checkLimit(reply: AcquireReply, key: string, kind: string | undefined): void {
+  if (reply.status === 'limit') throw new LockOptionsError(limitMismatchMessage(key, reply.limit, limitOf(kind)));
 }
 
 /**
@@ -50,7 +53,6 @@ export class RedisGroups {
 
   constructor(
     private readonly commands: RedisCommands,
-    private readonly scripts: LockScripts,
     private readonly waiters: RedisWaiters,
     /** `run`: a script on the six lock keys; `cleanUp`: after a failed call, leave the queue and give back a place granted meanwhile. */
     private readonly host: { run: LockScriptRunner; cleanUp: (key: string, owner: string) => void },
@@ -73,15 +75,15 @@ export class RedisGroups {
   }
 
   /** One group-acquire call; `map` sees the reply once a limit disagreement has thrown and a grant has been recorded. */
-  attempt<R>(key: string, owner: string, ttl: number, mode: '0' | '1' | '2', kind: string, map: (reply: ScriptReply) => R): Promise<R> {
+  attempt<R>(key: string, owner: string, ttl: number, mode: AcquireMode, kind: string, map: (reply: AcquireReply) => R): Promise<R> {
     return this.host.run({
       operation: 'acquire',
       key,
-      script: this.scripts.groupAcquire,
-      args: [owner, ttl, mode, kind],
+      call: CALLS.groupAcquire,
+      input: { owner, ttl, mode, kind },
       map: (reply) => {
         checkLimit(reply, key, kind);
-        if (reply[0] === 1 && mode === '0') this.granted(key, owner);
+        if (reply.status === 'granted' && mode === '0') this.granted(key, owner);
         return map(reply);
       },
       onError: () => this.host.cleanUp(key, owner),
@@ -91,7 +93,7 @@ export class RedisGroups {
   /** Frees the owner's own place, and grants from the queue. */
   release(key: string, owner: string): Promise<boolean> {
     this.forget(key, owner);
-    return this.host.run({ operation: 'release', key, script: this.scripts.groupRelease, args: [owner], map: this.waiters.released });
+    return this.host.run({ operation: 'release', key, call: CALLS.groupRelease, input: { owner }, map: this.waiters.released });
   }
 
   /**
@@ -104,13 +106,13 @@ export class RedisGroups {
     return this.host.run({
       operation: 'acquire',
       key,
-      script: this.scripts.groupTransfer,
-      args: [from, to, ttl],
-      map: (reply) => {
-        this.waiters.handedOff(reply, reply[0] === 1 ? 2 : 1);
-        if (reply[0] !== 1) return null;
+      call: CALLS.groupTransfer,
+      input: { from, to, ttl },
+      map: (reply): LockGrant | null => {
+        this.waiters.handedOff(reply.handOffs);
+        if (reply.status !== 'granted') return null;
         this.granted(key, to);
-        return { fencingToken: Number(reply[1]) };
+        return { fencingToken: reply.token };
       },
       onError: () => this.host.cleanUp(key, to),
     });
@@ -118,15 +120,12 @@ export class RedisGroups {
 
   /** Owner-checked extend of the owner's own lease. */
   extend(key: string, owner: string, ttl: number): Promise<boolean> {
-    const tag = lockTag(key);
     return this.commands.script({
       operation: 'extend',
       key,
-      script: this.scripts.groupExtend,
-      numKeys: 3,
-      args: [tag, `${tag}:h`, `${tag}:t`, owner, ttl],
-      map: (reply) => {
-        const held = Number(reply) === 1;
+      call: CALLS.groupExtend,
+      input: { key, owner, ttl },
+      map: (held) => {
         if (!held) this.forget(key, owner);
         return held;
       },

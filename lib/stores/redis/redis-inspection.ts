@@ -1,11 +1,12 @@
-import type { Cluster, Redis } from 'ioredis';
-import { lockKeys, lockTag, type LockScript } from './redis-lock.scripts.js';
+import { lockKeys } from './redis-lock.scripts.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { lockHolder, type LockHolder } from '../../contract/lock-provider.js';
 import type { RedisCommands } from './redis-commands.js';
+import type { PipelineReply, RedisPort } from './redis-client.port.js';
+import { CALLS } from './redis-script-calls.js';
 
 /** Runs one bounded Redis call (the provider's `commandTimeout` and error mapping). @internal */
-export type RedisCall = <T>(client: Redis, send: (client: Redis) => Promise<T>) => Promise<T>;
+export type RedisCall = <T>(client: RedisPort, send: (client: RedisPort) => Promise<T>) => Promise<T>;
 
 /** SCAN calls per page at most: a prefix with few locks among many other keys still answers in bounded time. */
 const MAX_SCANS = 20;
@@ -34,14 +35,14 @@ interface Position {
  * page repeats that SCAN call (same cursor and COUNT) past the keys done.
  * The cursor is `<master>:<SCAN cursor>:<COUNT>:<keys done>`. @internal
  */
-export async function inspectRedis(client: Redis | Cluster, call: RedisCall, request: LockInspectRequest): Promise<LockInspectPage> {
-  const masters = (client as { isCluster?: boolean }).isCluster ? (client as Cluster).nodes('master') : [client as Redis];
+export async function inspectRedis(client: RedisPort, call: RedisCall, request: LockInspectRequest): Promise<LockInspectPage> {
+  const masters = await client.masters();
   const at = parseCursor(request.cursor, request.limit);
   const pattern = `{${glob(request.prefix)}*}`;
   const locks: StoredLock[] = [];
   for (let scans = 0; at.node < masters.length && scans < MAX_SCANS && locks.length < request.limit; scans++) {
     const redis = masters[at.node];
-    const [next, found] = await call(redis, (c) => c.scan(at.cursor, 'MATCH', pattern, 'COUNT', at.count));
+    const [next, found] = scanReply(await call(redis, (c) => c.command(['SCAN', at.cursor, 'MATCH', pattern, 'COUNT', at.count])));
     const keys = found.slice(at.skip);
     const room = request.limit - locks.length;
     if (keys.length > room) {
@@ -69,27 +70,30 @@ function parseCursor(cursor: string | undefined, limit: number): Position {
 }
 
 /** Reads the locks of SCAN's tagged keys (`{<key>}`). */
-async function read(redis: Redis, call: RedisCall, tagged: string[]): Promise<StoredLock[]> {
+async function read(redis: RedisPort, call: RedisCall, tagged: string[]): Promise<StoredLock[]> {
   if (tagged.length === 0) return [];
   const keys = tagged.map((k) => k.slice(1, -1));
-  const replies = await call(redis, (c) => {
-    const pipeline = c.pipeline();
-    pipeline.time();
-    for (const key of keys) {
-      const [lock, fence, queue] = lockKeys(key);
-      pipeline.get(lock).pttl(lock).get(fence).llen(queue);
-    }
-    return pipeline.exec();
+  const commands = keys.flatMap((key) => {
+    const [lock, fence, queue] = lockKeys(key);
+    return [
+      ['GET', lock],
+      ['PTTL', lock],
+      ['GET', fence],
+      ['LLEN', queue],
+    ];
   });
-  const serverNowMs = serverMs((replies ?? [])[0]);
-  const rows = keys.map((_, i) => (replies ?? []).slice(1 + i * 4, 5 + i * 4).map(([err, value]) => (err ? undefined : value)));
+  const replies = await call(redis, (c) => c.pipeline([['TIME'], ...commands]));
+  const serverNowMs = serverMs(replies[0]);
+  const rows = keys.map((_, i) =>
+    replies.slice(1 + i * 4, 5 + i * 4).map(([err, value], j) => (err || value === null ? undefined : j === 0 ? String(value) : Number(value))),
+  );
   const holders = await groupHolders(redis, call, keys, rows);
   const locks: StoredLock[] = [];
   const read = Date.now();
   keys.forEach((key, i) => {
     const [owner, pttl, fence, waiters] = rows[i];
     // Released or expired between SCAN and the read: not held.
-    if (typeof owner !== 'string' || typeof pttl !== 'number' || pttl <= 0) return;
+    if (typeof owner !== 'string' || typeof pttl !== 'number' || !(pttl > 0)) return;
     const group = holders.get(key);
     if (group) {
       // A group (shared holders, or a semaphore's): one entry per holder; the marker's lease ends with the last holder's.
@@ -141,45 +145,63 @@ interface GroupHolders {
 }
 
 /** The holders of the keys a group holds (its marker `#s` / `#x<L>` in the lock key), by key: one more pipeline, only when there are such keys. */
-async function groupHolders(redis: Redis, call: RedisCall, keys: string[], rows: unknown[][]): Promise<Map<string, GroupHolders>> {
+async function groupHolders(redis: RedisPort, call: RedisCall, keys: string[], rows: unknown[][]): Promise<Map<string, GroupHolders>> {
   const groups = keys
     .map((key, i) => ({ key, marker: rows[i][0] }))
     .filter((g): g is { key: string; marker: string } => typeof g.marker === 'string' && g.marker.startsWith('#'));
   const found = new Map<string, GroupHolders>();
   if (groups.length === 0) return found;
-  const replies = await call(redis, (c) => {
-    const pipeline = c.pipeline();
-    pipeline.time();
-    for (const { key } of groups) {
-      const keys = lockKeys(key);
-      pipeline.zrange(keys[4], '0', '-1', 'WITHSCORES').hgetall(keys[5]);
-    }
-    return pipeline.exec();
+  const commands = groups.flatMap(({ key }) => {
+    const keys = lockKeys(key);
+    return [
+      ['ZRANGE', keys[4], '0', '-1', 'WITHSCORES'],
+      ['HGETALL', keys[5]],
+    ];
   });
-  const serverNowMs = serverMs((replies ?? [])[0]);
+  const replies = await call(redis, (c) => c.pipeline([['TIME'], ...commands]));
+  const serverNowMs = serverMs(replies[0]);
   groups.forEach(({ key, marker }, i) => {
-    const [err, flat] = (replies ?? [])[1 + i * 2] ?? [];
+    const [err, flat] = replies[1 + i * 2] ?? [];
     if (err || !Array.isArray(flat)) return;
-    const members: Array<[string, number]> = [];
-    for (let j = 0; j + 1 < flat.length; j += 2) members.push([String(flat[j]), Number(flat[j + 1])]);
-    const [tokensErr, byOwner] = (replies ?? [])[2 + i * 2] ?? [];
+    const members = pairs(flat).map(([member, score]): [string, number] => [member, Number(score)]);
+    const [tokensErr, byOwner] = replies[2 + i * 2] ?? [];
     const tokens = new Map<string, number>();
-    if (!tokensErr && byOwner && typeof byOwner === 'object') for (const [owner, token] of Object.entries(byOwner)) tokens.set(owner, Number(token));
+    if (!tokensErr) for (const [owner, token] of entries(byOwner)) tokens.set(owner, Number(token));
     const shared = marker === '#s';
     found.set(key, { mode: shared ? 'shared' : 'exclusive', permits: shared ? 1 : Number(marker.slice(2)), members, tokens, serverNowMs });
   });
   return found;
 }
 
+/** SCAN's reply: the next cursor and the keys found. */
+function scanReply(reply: unknown): [string, string[]] {
+  const [next, found] = Array.isArray(reply) ? reply : [];
+  return [String(next ?? '0'), Array.isArray(found) ? found.map(String) : []];
+}
+
+/** `[member, score]` pairs of ZRANGE WITHSCORES: flat in RESP2, pairs in RESP3. */
+function pairs(reply: unknown[]): Array<[string, unknown]> {
+  if (reply.every((r) => Array.isArray(r))) return (reply as unknown[][]).map((r) => [String(r[0]), r[1]]);
+  const out: Array<[string, unknown]> = [];
+  for (let j = 0; j + 1 < reply.length; j += 2) out.push([String(reply[j]), reply[j + 1]]);
+  return out;
+}
+
+/** The fields of HGETALL's reply: an object (ioredis, node-redis), a `Map` (a RESP3 type mapping), or a flat array. */
+function entries(reply: unknown): Array<[string, unknown]> {
+  if (reply instanceof Map) return [...reply.entries()].map(([k, v]) => [String(k), v]);
+  if (Array.isArray(reply)) return pairs(reply);
+  return reply !== null && typeof reply === 'object' ? Object.entries(reply) : [];
+}
+
 /** The server clock in ms from a pipelined TIME's `[error, reply]`, or `undefined`. */
-function serverMs(entry: [Error | null, unknown] | undefined): number | undefined {
+function serverMs(entry: PipelineReply | undefined): number | undefined {
   const [err, time] = entry ?? [];
   return !err && Array.isArray(time) ? Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000) : undefined;
 }
 
 /** Who holds `key` (`holder()`): one small script; of a group, the holder whose lease ends last. @internal */
-export function holderInRedis(commands: RedisCommands, script: LockScript, key: string): Promise<LockHolder | null> {
-  const tag = lockTag(key);
-  const map = (reply: unknown): LockHolder | null => (Array.isArray(reply) ? lockHolder(String(reply[0]), Number(reply[1])) : null);
-  return commands.script({ operation: 'holder', key, script, numKeys: 2, args: [tag, `${tag}:h`], map });
+export function holderInRedis(commands: RedisCommands, key: string): Promise<LockHolder | null> {
+  const map = (reply: { owner: string; pttl: number } | null): LockHolder | null => reply && lockHolder(reply.owner, reply.pttl);
+  return commands.script({ operation: 'holder', key, call: CALLS.holder, input: { key }, map });
 }

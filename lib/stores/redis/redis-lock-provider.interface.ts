@@ -2,13 +2,65 @@ import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { LockLogger } from '../../contract/lock-logger.interface.js';
 
 /**
- * What to connect to: a `redis://` / `rediss://` URL, a plain object of
- * ioredis options, or an existing ioredis `Redis` or `Cluster` client. Any
- * other object (a node-redis client, a class instance) is refused with
- * `LockOptionsError`. A client you pass in is left open by `close()`; a
- * connection the provider opened is closed.
+ * A node-redis client (`redis` v5+ / `@redis/client`: `createClient()`),
+ * described by the members the store relies on, so that these types need no
+ * node-redis. Connected or not: a client not opened yet is opened by the
+ * first call, and left open by `close()`.
  */
-export type RedisConnection = string | RedisOptions | Redis | Cluster;
+export interface NodeRedisClient {
+  /** The socket is open (connected or reconnecting). */
+  readonly isOpen: boolean;
+  /** Ready for commands. */
+  readonly isReady: boolean;
+  /** Opens the client (the store does, on its first call, if you did not). */
+  connect(): Promise<unknown>;
+  /** Sends a command (the store sends every command through it). */
+  sendCommand(...args: never[]): Promise<unknown>;
+  /** A new client like this one (the store's subscriber connection). */
+  duplicate(...args: never[]): unknown;
+}
+
+/** A node-redis Cluster client (`createCluster()`), described by the members the store relies on. */
+export interface NodeRedisCluster {
+  /** The cluster client is open. */
+  readonly isOpen: boolean;
+  /** Opens the cluster client (the store does, on its first call, if you did not). */
+  connect(): Promise<unknown>;
+  /** Sends a command to the master of its first key. */
+  sendCommand(...args: never[]): Promise<unknown>;
+  /** The client of one node (inspection and the eviction check ask every master). */
+  nodeClient(...args: never[]): Promise<unknown>;
+  /** A new cluster client like this one (the store's subscriber). */
+  duplicate(...args: never[]): unknown;
+}
+
+/**
+ * An iovalkey `Redis` or `Cluster` client (the Valkey fork of ioredis, same
+ * API; an ioredis client fits too), described by the members the store
+ * relies on, so that these types need no iovalkey.
+ */
+export interface IovalkeyClient {
+  /** The connection's state (`'ready'`, `'wait'` with `lazyConnect`, `'end'`, …). */
+  readonly status: string;
+  /** Runs a script by SHA (the lock scripts). */
+  evalsha(...args: never[]): Promise<unknown>;
+  /** A new client like this one (the store's subscriber connection). */
+  duplicate(...args: never[]): unknown;
+  /** Commands sent together (inspection, batched renewal on a Cluster). */
+  pipeline(...args: never[]): unknown;
+}
+
+/** A client the store takes: ioredis or iovalkey `Redis` / `Cluster`, or node-redis `createClient()` / `createCluster()`. */
+export type RedisClient = Redis | Cluster | IovalkeyClient | NodeRedisClient | NodeRedisCluster;
+
+/**
+ * What to connect to: a `redis://` / `rediss://` URL or a plain object of
+ * ioredis options (the provider opens an ioredis connection, and closes it),
+ * or a client of yours ({@link RedisClient}: ioredis, iovalkey, node-redis),
+ * which `close()` leaves open. Any other object (a node-redis pool or
+ * Sentinel, a class instance) is refused with `LockOptionsError`.
+ */
+export type RedisConnection = string | RedisOptions | RedisClient;
 
 /** Options of {@link RedisLockProvider}. */
 export interface RedisLockProviderOptions {

@@ -3,14 +3,15 @@ import type { LockBatchRequest, LockStoreSetup } from '../../contract/lock-provi
 import type { LockInspectPage, LockInspectRequest } from '../../contract/stored-lock.interface.js';
 import { newOwnerToken } from '../../shared/owner-token.js';
 import { now } from '../../shared/clock.js';
-import { RedisClients, redisSettings, type RedisClient } from './redis-clients.js';
-import { RedisCommands, type ScriptReply } from './redis-commands.js';
+import { RedisClients, redisSettings } from './redis-clients.js';
+import { RedisCommands } from './redis-commands.js';
 import { RedisWaiters, rest, type Waiter } from './redis-waiters.js';
-import { SCRIPTS, groupKind, lockKeys, lockTag, type LockScript, type LockScripts } from './redis-lock.scripts.js';
+import { groupKind, readScripts } from './redis-lock.scripts.js';
+import { CALLS, type AcquireMode, type AcquireReply } from './redis-script-calls.js';
+import { RedisGroups, checkLimit, type LockScriptCommand } from './redis-group.js';
 import { holderInRedis, inspectRedis } from './redis-inspection.js';
 import { replicated, type ReplicaWait } from './redis-replicas.js';
-import { RedisGroups, checkLimit } from './redis-group.js';
-import type { RedisLockProviderOptions } from './redis-lock-provider.interface.js';
+import type { RedisClient, RedisLockProviderOptions } from './redis-lock-provider.interface.js';
 import { extendManyInRedis } from './redis-renewal.js';
 import { acquireManyInRedis } from './redis-multi.js';
 import { RedisEvictionCheck } from './redis-eviction.js';
@@ -33,7 +34,9 @@ const noop = (): void => {};
  *   inside the same script, and tells a waiter of another instance on that instance's own channel.
  *   No polling: a waiter also re-checks when the holder's lease would end, and refreshes its queue
  *   entry, which expires if its process dies.
- * - Every call is bounded by `commandTimeout`, also while ioredis reconnects, and fails with {@link LockStoreError}.
+ * - Every call is bounded by `commandTimeout`, also while the client reconnects, and fails with {@link LockStoreError}.
+ * - The client: ioredis (the default, built from a URL or options), iovalkey, or node-redis, behind one
+ *   client port (`redis-client.port.ts`) with one adapter per library.
  * - The server's eviction policy is checked at connect and after every reconnect (`evictionCheck`).
  * - Shared (read/write) locks and semaphores (`limit`): see `RedisGroups`. Several names at once
  *   (`acquireMany`): one script per Cluster slot, see `acquireManyInRedis`.
@@ -56,15 +59,13 @@ export class RedisLockProvider extends LockProvider {
   override readonly fenceBlocks = true;
   /** Semaphores (`limit`) and read/write locks (`mode: 'shared'`). */
   override readonly supports = { limit: true, shared: true } as const;
-  /** The client that runs the scripts (yours, or the one the provider opened). */
+  /** The client that runs the scripts (yours, or the ioredis one the provider opened). */
   readonly client: RedisClient;
   private readonly clients: RedisClients;
   private readonly commands: RedisCommands;
   private readonly waiters: RedisWaiters;
   /** Shared holders and semaphores: their scripts, and the owners whose release and extend are theirs. */
   private readonly groups: RedisGroups;
-  /** The Lua scripts, read when the provider is built. */
-  private readonly scripts: LockScripts;
   private readonly commandTimeout: number;
   /** With `waitForReplicas`: how a grant waits for replicas before it is answered. */
   private readonly replicas: ReplicaWait | undefined;
@@ -85,9 +86,9 @@ export class RedisLockProvider extends LockProvider {
     const { redis, commandTimeout, channel, waiterLease, waitForReplicas, evictionCheck, logger } = redisSettings(options);
     this.commandTimeout = commandTimeout;
     this.common = `${waiterLease} ${this.instance} ${channel}`;
-    this.scripts = { ...SCRIPTS };
+    readScripts();
     this.clients = new RedisClients(redis, commandTimeout, waitForReplicas);
-    this.client = this.clients.main;
+    this.client = this.clients.main.client as RedisClient;
     this.commands = new RedisCommands(this.clients, commandTimeout);
     this.eviction = new RedisEvictionCheck(this.clients, this.commands, evictionCheck, logger);
     const protocol = {
@@ -104,13 +105,13 @@ export class RedisLockProvider extends LockProvider {
       },
     };
     this.waiters = new RedisWaiters(this.clients, this.commands, protocol, `${channel}:${this.instance}`, waiterLease);
-    this.groups = new RedisGroups(this.commands, this.scripts, this.waiters, { run: (c) => this.lockScript(c), cleanUp: (k, o) => this.cleanUp(k, o) });
+    this.groups = new RedisGroups(this.commands, this.waiters, { run: (c) => this.lockScript(c), cleanUp: (k, o) => this.cleanUp(k, o) });
     if (waitForReplicas > 0) {
       // A grant that did not replicate goes back: no release of it follows.
       const forget = (key: string, owner: string): boolean => this.afterWait.delete(owner) || this.groups.forget(key, owner);
       const giveBack = (key: string, owner: string): Promise<void> => (forget(key, owner), this.leave(key, owner));
       const cleanUp = (key: string, owner: string): void => (forget(key, owner), this.cleanUp(key, owner));
-      this.replicas = { commands: this.commands, scripts: this.scripts, replicas: waitForReplicas, commandTimeout, giveBack, cleanUp };
+      this.replicas = { commands: this.commands, replicas: waitForReplicas, commandTimeout, giveBack, cleanUp };
     }
   }
 
@@ -130,10 +131,10 @@ export class RedisLockProvider extends LockProvider {
   extend(key: string, owner: string, ttl: number): Promise<boolean> {
     const ms = Math.max(1, Math.ceil(ttl));
     if (this.groups.has(key, owner)) return this.groups.extend(key, owner, ms);
-    // (2: a group holds the key, maybe granted to this owner by another provider; a promise here is adopted by the call's own)
-    const map = (reply: unknown): boolean => (Number(reply) === 2 ? (this.groups.extend(key, owner, ms) as unknown as boolean) : Number(reply) === 1);
-    const tag = lockTag(key);
-    return this.commands.script({ operation: 'extend', key, script: this.scripts.extend, numKeys: 2, args: [tag, `${tag}:fence`, owner, ms], map });
+    // (a group holds the key, maybe granted to this owner by another provider)
+    const map = (reply: 'extended' | 'not-owner' | 'group'): boolean | Promise<boolean> =>
+      reply === 'group' ? this.groups.extend(key, owner, ms) : reply === 'extended';
+    return this.commands.script({ operation: 'extend', key, call: CALLS.extend, input: { key, owner, ttl: ms }, map });
   }
 
   /**
@@ -144,18 +145,12 @@ export class RedisLockProvider extends LockProvider {
   release(key: string, owner: string): Promise<boolean> {
     if (this.groups.has(key, owner)) return this.groups.release(key, owner);
     if (this.afterWait.delete(owner)) return this.releaseQueued(key, owner);
-    const tag = lockTag(key);
     return this.commands.script({
       operation: 'release',
       key,
-      script: this.scripts.releaseFree,
-      numKeys: 3,
-      args: [tag, `${tag}:q`, `${tag}:fence`, owner],
-      map: (reply) => {
-        const status = Number(reply);
-        // (a promise here is adopted by the call's own)
-        return (status === 2 ? this.releaseQueued(key, owner) : status === 3 ? this.groups.release(key, owner) : status === 1) as boolean;
-      },
+      call: CALLS.releaseFree,
+      input: { key, owner },
+      map: (reply) => (reply === 'queued' ? this.releaseQueued(key, owner) : reply === 'group' ? this.groups.release(key, owner) : reply === 'freed'),
     });
   }
 
@@ -171,12 +166,12 @@ export class RedisLockProvider extends LockProvider {
 
   /** {@inheritDoc LockProvider.holder} One small script (GET and PTTL of the lock key; of a group, the holder whose lease ends last). */
   holder(key: string): Promise<LockHolder | null> {
-    return holderInRedis(this.commands, this.scripts.holder, key);
+    return holderInRedis(this.commands, key);
   }
 
   /** {@inheritDoc LockProvider.inspect} SCAN on every master. */
   inspect(request: LockInspectRequest): Promise<LockInspectPage> {
-    return inspectRedis(this.client, (client, send) => this.commands.call({ operation: 'inspect', send: (c) => send(c as typeof client), client }), request);
+    return inspectRedis(this.clients.main, (client, send) => this.commands.call({ operation: 'inspect', send, client }), request);
   }
 
   /** {@inheritDoc LockProvider.watchConnection} The client's `close` (for a Cluster also a node that leaves): a Redis restarted without persistence comes back empty. */
@@ -192,10 +187,10 @@ export class RedisLockProvider extends LockProvider {
   /** {@inheritDoc LockProvider.ping} */
   async ping(): Promise<number> {
     const started = now();
-    await Promise.all([this.commands.call({ operation: 'ping', send: (c) => c.ping() }), this.eviction.refresh()]);
+    await Promise.all([this.commands.call({ operation: 'ping', send: (c) => c.command(['PING']) }), this.eviction.refresh()]);
     // (a rejected SELECT is answered before the PING that followed it on the same connection)
     const rejected = this.clients.dbRejected;
-    if (rejected !== undefined) throw this.clients.storeError('ping', this.client, rejected, '');
+    if (rejected !== undefined) throw this.clients.storeError('ping', this.clients.main, rejected, '');
     return now() - started;
   }
 
@@ -218,7 +213,7 @@ export class RedisLockProvider extends LockProvider {
     if (kind !== undefined) return this.groups.take(request, ttl, kind);
     const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
-      const map = fences === 1 ? this.waiters.grant : (reply: ScriptReply) => this.waiters.blockGrant(reply, fences);
+      const map = fences === 1 ? this.waiters.grant : (reply: AcquireReply) => this.waiters.blockGrant(reply, fences);
       if (fences > 1) return this.attempt(request.key, request.owner, ttl, '0', fences, map);
       return this.tryOnce(request.key, request.owner, ttl, map);
     }
@@ -237,18 +232,15 @@ export class RedisLockProvider extends LockProvider {
    */
   private waitFirst(request: LockAcquireRequest, ttl: number, fences: number): Promise<LockGrant | null> {
     const { key, owner } = request;
-    const tag = lockTag(key);
     const started = now();
     return this.commands.script({
       operation: 'acquire',
       key,
-      script: this.scripts.try,
-      numKeys: 3,
-      args: [tag, `${tag}:fence`, `${tag}:q`, owner, ttl, fences],
-      map: (reply): LockGrant | null => {
-        const token = Number(reply);
-        if (token > 0) {
-          if (!request.signal?.aborted) return { fencingToken: token, fences };
+      call: CALLS.try,
+      input: { key, owner, ttl, fences },
+      map: (reply): LockGrant | null | Promise<LockGrant | null> => {
+        if (reply.status === 'granted') {
+          if (!request.signal?.aborted) return { fencingToken: reply.token, fences };
           // Aborted while the call was on its way: the caller has gone, so the key goes back.
           this.cleanUp(key, owner);
           return null;
@@ -256,8 +248,7 @@ export class RedisLockProvider extends LockProvider {
         if (this.contended.size >= MAX_CONTENDED_KEYS) this.contended.clear();
         this.contended.add(key);
         const next = rest(request, started);
-        // (a promise here is adopted by the call's own)
-        return next && (this.waiters.queue(next, ttl, fences) as unknown as LockGrant | null);
+        return next && this.waiters.queue(next, ttl, fences);
       },
       onError: () => this.cleanUp(key, owner),
     });
@@ -267,53 +258,41 @@ export class RedisLockProvider extends LockProvider {
    * A try by the three-key script; when waiters are queued, the full acquire
    * script (mode 0) decides, so that a free key goes to the head of the queue.
    */
-  private tryOnce(key: string, owner: string, ttl: number, map: (reply: ScriptReply) => LockGrant | null): Promise<LockGrant | null> {
-    const tag = lockTag(key);
+  private tryOnce(key: string, owner: string, ttl: number, map: (reply: AcquireReply) => LockGrant | null): Promise<LockGrant | null> {
     return this.commands.script({
       operation: 'acquire',
       key,
-      script: this.scripts.try,
-      numKeys: 3,
-      args: [tag, `${tag}:fence`, `${tag}:q`, owner, ttl],
+      call: CALLS.try,
+      input: { key, owner, ttl },
       map: (reply) => {
-        const token = Number(reply);
-        // (a promise here is adopted by the call's own)
-        if (token < 0) return this.attempt(key, owner, ttl, '0', 1, map) as unknown as LockGrant | null;
-        return token > 0 ? { fencingToken: token } : null;
+        if (reply.status === 'queued') return this.attempt(key, owner, ttl, '0', 1, map);
+        return reply.status === 'granted' ? { fencingToken: reply.token } : null;
       },
       onError: () => this.cleanUp(key, owner),
     });
   }
 
   /** One acquire script call; on failure, makes sure the call leaves nothing behind if it still reaches Redis. */
-  private attempt<R>(key: string, owner: string, ttl: number, mode: '0' | '1' | '2', fences: number, map: (reply: ScriptReply) => R): Promise<R> {
-    const script = this.scripts.acquire;
-    const checked = (reply: ScriptReply): R => (checkLimit(reply, key, undefined), map(reply));
-    return this.lockScript({ operation: 'acquire', key, script, args: [owner, ttl, mode, fences], map: checked, onError: () => this.cleanUp(key, owner) });
+  private attempt<R>(key: string, owner: string, ttl: number, mode: AcquireMode, fences: number, map: (reply: AcquireReply) => R): Promise<R> {
+    const checked = (reply: AcquireReply): R => (checkLimit(reply, key, undefined), map(reply));
+    const input = { owner, ttl, mode, fences };
+    return this.lockScript({ operation: 'acquire', key, call: CALLS.acquire, input, map: checked, onError: () => this.cleanUp(key, owner) });
   }
 
   /** The full release: owner-checked, then hands the key to the first live waiter. */
   private releaseQueued(key: string, owner: string): Promise<boolean> {
-    return this.lockScript({ operation: 'release', key, script: this.scripts.release, args: [owner], map: this.waiters.released });
+    return this.lockScript({ operation: 'release', key, call: CALLS.release, input: { owner }, map: this.waiters.released });
   }
 
   /** Leaves the queue (passing the key on if it was granted meanwhile). Best effort: never rejects. */
   private leave(key: string, owner: string): Promise<void> {
-    const map = (reply: ScriptReply): void => this.waiters.handedOff(reply, 1);
-    return this.lockScript({ operation: 'leave', key, script: this.scripts.leave, args: [owner], map }).catch(noop);
+    const map = (reply: { handOffs: Parameters<RedisWaiters['handedOff']>[0] }): void => this.waiters.handedOff(reply.handOffs);
+    return this.lockScript({ operation: 'leave', key, call: CALLS.leave, input: { owner }, map }).catch(noop);
   }
 
-  /** A script on the six keys of a lock, with the common last argument (see {@link LockScript}). */
-  private lockScript<R>(command: {
-    operation: string;
-    key: string;
-    script: LockScript;
-    args: Array<string | number>;
-    map: (reply: ScriptReply) => R;
-    onError?: () => void;
-  }): Promise<R> {
-    const args = [...lockKeys(command.key), ...command.args, this.common];
-    return this.commands.script({ ...command, numKeys: 6, args });
+  /** A script on the six keys of a lock, with the common last argument (see `LockScript`). */
+  private lockScript<I, O, R>(command: LockScriptCommand<I, O, R>): Promise<R> {
+    return this.commands.script({ ...command, input: { ...command.input, key: command.key, common: this.common } });
   }
 
   /** After a failed acquire: leave the queue, release if granted. Best effort (the lease and the entry expire anyway). */
@@ -333,12 +312,12 @@ export class RedisLockProvider extends LockProvider {
    * Cluster one per slot, sent as one pipeline per master (places in a group: each by its own script).
    */
   extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
-    return this.groups.extendMany(locks, (plain) => extendManyInRedis(this.commands, this.client, this.scripts.extendMany, plain));
+    return this.groups.extendMany(locks, (plain) => extendManyInRedis(this.commands, this.clients.main, plain));
   }
 
   /** {@inheritDoc LockProvider.acquireMany} One script on a standalone Redis; on a Cluster one per slot, in order. */
   acquireMany(requests: readonly LockBatchRequest[]): Promise<LockGrant[] | null> {
-    const host = { commands: this.commands, client: this.client, replicas: this.replicas, script: this.scripts.acquireMany };
+    const host = { commands: this.commands, client: this.clients.main, replicas: this.replicas };
     return this.eviction.before(() => acquireManyInRedis({ ...host, release: (k, o) => this.release(k, o), cleanUp: (k, o) => this.cleanUp(k, o) }, requests));
   }
 }

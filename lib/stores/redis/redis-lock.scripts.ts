@@ -67,6 +67,11 @@ export const SCRIPTS: LockScripts = Object.defineProperties(
   Object.fromEntries(Object.entries(FILES).map(([name, file]) => [name, { enumerable: true, get: () => load(file) }])),
 ) as LockScripts;
 
+/** Reads every script now (a provider does when it is built, so that a missing file fails there, not in a call). @internal */
+export function readScripts(): void {
+  for (const name of Object.keys(FILES) as Array<keyof LockScripts>) void SCRIPTS[name];
+}
+
 /**
  * How long a fencing counter outlives what it is kept for, in ms: the lease
  * of the plain lock that holds the name, and the moment the Redis clock (in

@@ -1,16 +1,15 @@
 import type { LockBatchRequest, LockGrant } from '../../contract/lock-provider.js';
-import { isCluster, type RedisClient } from './redis-clients.js';
 import type { RedisCommands } from './redis-commands.js';
-import { lockTag, type LockScript } from './redis-lock.scripts.js';
+import type { RedisPort } from './redis-client.port.js';
+import { lockTag } from './redis-lock.scripts.js';
+import { CALLS } from './redis-script-calls.js';
 import { clusterSlot } from './redis-renewal.js';
 import { replicated, type ReplicaWait } from './redis-replicas.js';
 
 /** What {@link acquireManyInRedis} needs from its provider. @internal */
 export interface RedisMultiHost {
   readonly commands: RedisCommands;
-  readonly client: RedisClient;
-  /** `acquire-many.lua`. */
-  readonly script: LockScript;
+  readonly client: RedisPort;
   /** The provider's owner-checked release (hands the key on to a waiter that queued meanwhile). */
   readonly release: (key: string, owner: string) => Promise<boolean>;
   /** After a failed call: gives the key back if the script ran after all (best effort, in the background). */
@@ -29,8 +28,8 @@ const blockOf = (request: LockBatchRequest): number => (request.fences !== undef
  * standalone Redis; on a Cluster those of one hash slot (a script's keys
  * share a slot), the groups in the order of their first request.
  */
-function slotGroups(client: RedisClient, requests: readonly LockBatchRequest[]): LockBatchRequest[][] {
-  if (!isCluster(client)) return [[...requests]];
+function slotGroups(client: RedisPort, requests: readonly LockBatchRequest[]): LockBatchRequest[][] {
+  if (!client.cluster) return [[...requests]];
   const slots = new Map<number, LockBatchRequest[]>();
   for (const request of requests) {
     const slot = clusterSlot(lockTag(request.key));
@@ -43,18 +42,13 @@ function slotGroups(client: RedisClient, requests: readonly LockBatchRequest[]):
 
 /** One `acquire-many.lua` call for a group: its grants, or `null` when one key was held or awaited. */
 function takeGroup(host: RedisMultiHost, group: readonly LockBatchRequest[]): Promise<LockGrant[] | null> {
-  const keys = group.flatMap((r) => {
-    const tag = lockTag(r.key);
-    return [tag, `${tag}:fence`, `${tag}:q`];
-  });
-  const args = group.flatMap((r) => [r.owner, Math.max(1, Math.ceil(r.ttl)), blockOf(r)]);
+  const locks = group.map((r) => ({ key: r.key, owner: r.owner, ttl: Math.max(1, Math.ceil(r.ttl)), fences: blockOf(r) }));
   return host.commands.script({
     operation: 'acquire',
     key: group[0].key,
-    script: host.script,
-    numKeys: keys.length,
-    args: [...keys, ...args],
-    map: (reply): LockGrant[] | null => (Array.isArray(reply) ? reply.map((token, i) => ({ fencingToken: Number(token), fences: blockOf(group[i]) })) : null),
+    call: CALLS.acquireMany,
+    input: { locks },
+    map: (tokens): LockGrant[] | null => tokens && tokens.map((fencingToken, i) => ({ fencingToken, fences: locks[i].fences })),
     onError: () => group.forEach((r) => host.cleanUp(r.key, r.owner)),
   });
 }

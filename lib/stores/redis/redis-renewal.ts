@@ -1,8 +1,8 @@
-import type { Cluster } from 'ioredis';
 import type { LockExtension } from '../../contract/lock-provider.js';
-import { isCluster, type RedisClient } from './redis-clients.js';
 import type { RedisCommands } from './redis-commands.js';
-import { lockTag, type LockScript } from './redis-lock.scripts.js';
+import { lockTag } from './redis-lock.scripts.js';
+import { isNoScript, type PipelineReply, type RedisPort } from './redis-client.port.js';
+import { CALLS, scriptOf } from './redis-script-calls.js';
 
 /** CRC16-CCITT (XMODEM) table, as Redis Cluster hashes keys. */
 const CRC16 = Array.from({ length: 256 }, (_, byte) => {
@@ -28,26 +28,15 @@ export function clusterSlot(key: string): number {
   return crc % 16384;
 }
 
-/** The script's arguments for `locks`: the lock keys, their fencing counters, then their owners, then their ttls. */
-function scriptArgs(locks: readonly LockExtension[]): Array<string | number> {
-  const keys = locks.map((l) => lockTag(l.key));
-  return [...keys, ...keys.map((k) => `${k}:fence`), ...locks.map((l) => l.owner), ...locks.map((l) => Math.max(1, Math.ceil(l.ttl)))];
-}
-
-const answers = (reply: unknown): boolean[] => (reply as unknown[]).map((r) => Number(r) === 1);
-
 /**
  * `extendMany` of {@link RedisLockProvider}: one `extend-many.lua` call for
  * every lock on a standalone Redis; on a Cluster, one call per slot (a
  * script's keys share a slot), those of one master sent as one pipeline:
  * a round trip per master. @internal
  */
-export async function extendManyInRedis(commands: RedisCommands, client: RedisClient, script: LockScript, locks: readonly LockExtension[]): Promise<boolean[]> {
+export async function extendManyInRedis(commands: RedisCommands, client: RedisPort, locks: readonly LockExtension[]): Promise<boolean[]> {
   if (locks.length === 0) return [];
-  if (!isCluster(client)) {
-    const args = scriptArgs(locks);
-    return commands.script({ operation: 'extend', key: locks[0].key, script, numKeys: 2 * locks.length, args, map: answers });
-  }
+  if (!client.cluster) return commands.script({ operation: 'extend', key: locks[0].key, call: CALLS.extendMany, input: { locks }, map: (held) => held });
   // Slot groups (indexes into locks), and the slot groups of each master.
   const slots = new Map<number, number[]>();
   locks.forEach((l, i) => {
@@ -58,7 +47,7 @@ export async function extendManyInRedis(commands: RedisCommands, client: RedisCl
   });
   const masters = new Map<string, number[][]>();
   for (const [slot, group] of slots) {
-    const node = client.slots[slot]?.join(';') ?? `slot ${slot}`;
+    const node = client.masterOf(slot) ?? `slot ${slot}`;
     const groups = masters.get(node);
     if (groups) groups.push(group);
     else masters.set(node, [group]);
@@ -71,8 +60,7 @@ export async function extendManyInRedis(commands: RedisCommands, client: RedisCl
         key: locks[groups[0][0]].key,
         send: (c) =>
           pipelined(
-            c as Cluster,
-            script,
+            c,
             groups.map((g) => g.map((i) => locks[i])),
           ),
       });
@@ -83,22 +71,25 @@ export async function extendManyInRedis(commands: RedisCommands, client: RedisCl
 }
 
 /** One EVALSHA per group in one pipeline (one master); the groups that find the script missing go again by EVAL. */
-async function pipelined(client: Cluster, script: LockScript, groups: LockExtension[][]): Promise<boolean[][]> {
-  const send = async (indexes: number[], byEval: boolean): Promise<Array<[Error | null, unknown]>> => {
-    const pipeline = client.pipeline();
-    for (const i of indexes) {
-      const args = scriptArgs(groups[i]);
-      if (byEval) pipeline.eval(script.source, 2 * groups[i].length, ...args);
-      else pipeline.evalsha(script.sha, 2 * groups[i].length, ...args);
-    }
-    return ((await pipeline.exec()) ?? []) as Array<[Error | null, unknown]>;
-  };
+async function pipelined(client: RedisPort, groups: LockExtension[][]): Promise<boolean[][]> {
+  const call = CALLS.extendMany;
+  const script = scriptOf(call);
+  const route = lockTag(groups[0][0].key);
+  const send = (indexes: number[], byEval: boolean): Promise<PipelineReply[]> =>
+    client.pipeline(
+      indexes.map((i) => {
+        const input = { locks: groups[i] };
+        const keys = call.keys(input);
+        return [byEval ? 'EVAL' : 'EVALSHA', byEval ? script.source : script.sha, keys.length, ...keys, ...call.args(input)];
+      }),
+      route,
+    );
   const all = groups.map((_, i) => i);
   const results = await send(all, false);
-  const missing = all.filter((i) => results[i]?.[0]?.message.startsWith('NOSCRIPT'));
+  const missing = all.filter((i) => isNoScript(results[i]?.[0]));
   if (missing.length > 0) (await send(missing, true)).forEach((r, j) => (results[missing[j]] = r));
   return results.map(([err, reply]) => {
     if (err) throw err;
-    return answers(reply);
+    return call.decode(reply);
   });
 }

@@ -1,15 +1,14 @@
 import { LockStoreError } from '../../errors/lock.errors.js';
 import { replicaGrantGoneDetail, replicasShortDetail } from '../../errors/lock.messages.js';
 import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
-import type { RedisClient } from './redis-clients.js';
 import type { RedisCommands } from './redis-commands.js';
-import { groupKind, lockTag, type LockScripts } from './redis-lock.scripts.js';
+import type { RedisPort } from './redis-client.port.js';
+import { groupKind } from './redis-lock.scripts.js';
+import { CALLS, scriptOf } from './redis-script-calls.js';
 
 /** What {@link replicated} needs besides the grant. @internal */
 export interface ReplicaWait {
   readonly commands: RedisCommands;
-  /** The scripts: the owner-checked extends (plain and group). */
-  readonly scripts: LockScripts;
   /** Replicas that must have the grant (`waitForReplicas`). */
   readonly replicas: number;
   readonly commandTimeout: number;
@@ -33,27 +32,29 @@ export function replicated(wait: ReplicaWait, request: LockAcquireRequest, grant
   const { key, owner } = request;
   // A little under the call's bound, so that Redis answers with the count before the call gives up.
   const waitMs = Math.max(1, Math.floor(wait.commandTimeout * 0.8));
-  const tag = lockTag(key);
-  const group = groupKind(request) !== undefined;
-  const extend = group ? wait.scripts.groupExtend : wait.scripts.extend;
-  const keys = group ? [tag, `${tag}:h`, `${tag}:t`] : [tag, `${tag}:fence`];
-  const ttl = Math.max(1, Math.ceil(request.ttl));
+  // The owner-checked extend of the grant (plain or group): decoded to whether the owner holds it.
+  const call = groupKind(request) !== undefined ? CALLS.groupExtend : CALLS.extend;
+  const input = { key, owner, ttl: Math.max(1, Math.ceil(request.ttl)) };
+  const script = scriptOf(call);
+  const [keys, args] = [call.keys(input), call.args(input)];
   const send =
-    (extendIt: (c: RedisClient) => Promise<unknown>) =>
-    (c: RedisClient): Promise<[unknown, number]> =>
-      Promise.all([grant.queued ? extendIt(c) : 1, c.wait(need, waitMs)]);
+    (extendIt: (c: RedisPort) => Promise<unknown>) =>
+    (c: RedisPort): Promise<[boolean, number]> =>
+      Promise.all([
+        grant.queued ? extendIt(c).then((reply) => [true, 'extended'].includes(call.decode(reply))) : true,
+        c.command(['WAIT', need, waitMs]).then(Number),
+      ]);
   return commands.call({
     operation: 'acquire',
     key,
-    send: send((c) => c.evalsha(extend.sha, keys.length, ...keys, owner, ttl)),
-    resend: send((c) => c.eval(extend.source, keys.length, ...keys, owner, ttl)),
+    send: send((c) => c.evalsha(script.sha, keys, args)),
+    resend: send((c) => c.eval(script.source, keys, args)),
     map: ([held, acked]) => {
-      if (Number(held) === 1 && acked >= need) return grant;
-      const error = new LockStoreError('acquire', Number(held) !== 1 ? replicaGrantGoneDetail(key) : replicasShortDetail(acked, need, waitMs, key));
-      // (a promise here is adopted by the call's own)
-      return wait.giveBack(key, owner).then(() => {
+      if (held && acked >= need) return grant;
+      const error = new LockStoreError('acquire', !held ? replicaGrantGoneDetail(key) : replicasShortDetail(acked, need, waitMs, key));
+      return wait.giveBack(key, owner).then((): never => {
         throw error;
-      }) as unknown as LockGrant;
+      });
     },
     onError: () => wait.cleanUp(key, owner),
   });

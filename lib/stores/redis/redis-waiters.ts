@@ -2,9 +2,11 @@ import { LockStoreError } from '../../errors/lock.errors.js';
 import { providerClosedDetail, storeOperations } from '../../errors/lock.messages.js';
 import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
 import { now } from '../../shared/clock.js';
-import type { RedisClient, RedisClients } from './redis-clients.js';
-import type { RedisCommands, ScriptReply } from './redis-commands.js';
+import type { RedisClients } from './redis-clients.js';
+import type { RedisCommands } from './redis-commands.js';
+import type { RedisPort } from './redis-client.port.js';
 import { groupKind } from './redis-lock.scripts.js';
+import type { AcquireReply, HandOff, ReleaseReply } from './redis-script-calls.js';
 
 /** A local caller waiting in a Redis queue. @internal */
 export interface Waiter {
@@ -41,7 +43,7 @@ export interface Waiter {
 /** What {@link RedisWaiters} asks of the store's protocol. @internal */
 export interface WaiterProtocol {
   /** One acquire script call for the waiter: mode `'1'` queues it, `'2'` re-checks (and refreshes its entry). */
-  attempt(waiter: Waiter, mode: '1' | '2'): Promise<ScriptReply>;
+  attempt(waiter: Waiter, mode: '1' | '2'): Promise<AcquireReply>;
   /** Leaves the queue, passing the key on if it was granted meanwhile. Never rejects. */
   leave(key: string, owner: string): Promise<void>;
   /** Keeps a best-effort call running until the provider closes. */
@@ -71,7 +73,7 @@ export function rest(request: LockAcquireRequest, started: number): LockAcquireR
  */
 export class RedisWaiters {
   private readonly waiters = new Map<string, Waiter>();
-  private sub: RedisClient | undefined;
+  private sub: RedisPort | undefined;
   private subscribed: Promise<unknown> | true | undefined;
 
   constructor(
@@ -85,7 +87,7 @@ export class RedisWaiters {
   ) {}
 
   /** The subscriber connection, once opened. */
-  get subscriber(): RedisClient | undefined {
+  get subscriber(): RedisPort | undefined {
     return this.sub;
   }
 
@@ -104,44 +106,40 @@ export class RedisWaiters {
     });
   }
 
-  /**
-   * A script's reply may end with grants from the head of the queue to this
-   * provider's own waiters (`owner, token` pairs: no PUBLISH was sent for
-   * them), from index `at` on. Wakes those local waiters.
-   */
-  handedOff(reply: ScriptReply, at: number): void {
-    for (let i = at; i + 1 < reply.length; i += 2) {
-      const waiter = this.waiters.get(String(reply[i]));
-      if (waiter) this.granted(waiter, Number(reply[i + 1]));
+  /** Wakes the local waiters a script granted the key to from the queue (no PUBLISH was sent for them). */
+  handedOff(handOffs: readonly HandOff[]): void {
+    for (const { owner, token } of handOffs) {
+      const waiter = this.waiters.get(owner);
+      if (waiter) this.granted(waiter, token);
     }
   }
 
-  /** An acquire reply as a grant (`{1, token}`) or `null`; wakes a local waiter the call handed the key to. */
-  readonly grant = (reply: ScriptReply): LockGrant | null => {
-    this.handedOff(reply, 2);
-    return reply[0] === 1 ? { fencingToken: Number(reply[1]) } : null;
+  /** An acquire reply as a grant or `null`; wakes a local waiter the call handed the key to. */
+  readonly grant = (reply: AcquireReply): LockGrant | null => {
+    this.handedOff(reply.handOffs);
+    return reply.status === 'granted' ? { fencingToken: reply.token } : null;
   };
 
   /** {@link grant} for a grant that reserved a block of `fences` tokens. */
-  blockGrant(reply: ScriptReply, fences: number): LockGrant | null {
-    this.handedOff(reply, 2);
-    return reply[0] === 1 ? { fencingToken: Number(reply[1]), fences } : null;
+  blockGrant(reply: AcquireReply, fences: number): LockGrant | null {
+    this.handedOff(reply.handOffs);
+    return reply.status === 'granted' ? { fencingToken: reply.token, fences } : null;
   }
 
   /** An acquire reply, after waking a local waiter the call handed the key to. */
-  readonly acquired = (reply: ScriptReply): ScriptReply => {
-    this.handedOff(reply, 2);
+  readonly acquired = (reply: AcquireReply): AcquireReply => {
+    this.handedOff(reply.handOffs);
     return reply;
   };
 
   /** A release reply: whether the owner held the key; wakes a local waiter it was handed to. */
-  readonly released = (reply: ScriptReply): boolean => {
-    this.handedOff(reply, 1);
-    return reply[0] === 1;
+  readonly released = (reply: ReleaseReply): boolean => {
+    this.handedOff(reply.handOffs);
+    return reply.held;
   };
 
   /** Gives every waiter up (each resolves `null` and leaves the queue); returns the subscriber connection, now detached, to close. */
-  close(): RedisClient | undefined {
+  close(): RedisPort | undefined {
     for (const waiter of [...this.waiters.values()]) this.giveUp(waiter);
     const sub = this.sub;
     this.sub = undefined;
@@ -153,22 +151,12 @@ export class RedisWaiters {
     if (this.commands.closed) return Promise.reject(new LockStoreError('acquire', `${providerClosedDetail('Redis')} (key "${key}")`));
     if (!this.subscribed) {
       if (!this.sub) {
-        const sub = this.clients.subscriber();
-        sub.on('message', (channel: string, message: string) => {
-          if (channel !== this.inbox) return;
-          const space = message.indexOf(' ');
-          const waiter = this.waiters.get(space < 0 ? message : message.slice(0, space));
-          if (!waiter) return;
-          const token = space < 0 ? NaN : Number(message.slice(space + 1));
-          if (Number.isSafeInteger(token)) this.granted(waiter, token);
-          else this.check(waiter);
-        });
-        this.sub = sub;
+        this.sub = this.clients.subscriber();
       }
       const attempt = this.commands.call({
         operation: 'acquire',
         key,
-        send: (c) => c.subscribe(this.inbox),
+        send: (c) => c.subscribe(this.inbox, this.notice),
         client: this.sub,
         step: storeOperations.subscribeHandOff,
       });
@@ -184,6 +172,16 @@ export class RedisWaiters {
     }
     return this.subscribed;
   }
+
+  /** A hand-off notice on this instance's channel: `<owner> <token>` (granted), or `<owner>` (check again). */
+  private readonly notice = (message: string): void => {
+    const space = message.indexOf(' ');
+    const waiter = this.waiters.get(space < 0 ? message : message.slice(0, space));
+    if (!waiter) return;
+    const token = space < 0 ? NaN : Number(message.slice(space + 1));
+    if (Number.isSafeInteger(token)) this.granted(waiter, token);
+    else this.check(waiter);
+  };
 
   /**
    * Queues and waits until granted (by notice or by re-check), timed out,
@@ -247,10 +245,10 @@ export class RedisWaiters {
       (reply) => {
         waiter.inflight = undefined;
         if (waiter.settled) return; // gave up meanwhile: giveUp() leaves the queue or passes the key on
-        if (reply[0] === 1) {
+        if (reply.status === 'granted') {
           this.settle(waiter);
           this.protocol.granted(waiter, queued);
-          const fencingToken = Number(reply[1]);
+          const fencingToken = reply.token;
           waiter.resolve(queued ? { fencingToken, fences: waiter.fences, queued, leaseStartedAt: sent } : { fencingToken, fences: waiter.fences });
         } else {
           waiter.safeStart = sent;
@@ -258,7 +256,7 @@ export class RedisWaiters {
             waiter.again = false;
             this.check(waiter);
           } else {
-            this.schedule(waiter, Number(reply[1]));
+            this.schedule(waiter, reply.status === 'waiting' ? reply.holderTtl : -1);
           }
         }
       },

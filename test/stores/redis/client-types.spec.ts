@@ -1,8 +1,9 @@
 /**
- * What `redis` accepts: a URL, a plain object of ioredis options, or an
- * ioredis (or iovalkey) `Redis` / `Cluster` instance; each runs real lock
- * cycles on the server it points at (a private one, database 5). Anything
- * else (a node-redis client, a Map, a class instance, a Promise, a pg.Pool,
+ * What `redis` accepts: a URL, a plain object of ioredis options, an
+ * ioredis (or iovalkey) `Redis` / `Cluster` instance, or a node-redis
+ * `createClient()` / `createCluster()` client; each runs real lock cycles on
+ * the server it points at (a private one, database 5). Anything else (a
+ * node-redis pool or Sentinel, a Map, a class instance, a Promise, a pg.Pool,
  * an object with client methods) is refused at forRoot, at boot with
  * forRootAsync and in `new RedisLockProvider()`, with a LockOptionsError
  * naming what was passed and what is accepted: ioredis would read it as
@@ -29,7 +30,7 @@ type RedisOption = RedisLockProviderOptions['redis'];
 const unique = (what: string) => `client-types:${what}:${randomBytes(6).toString('hex')}`;
 
 const ACCEPTED =
-  /a redis:\/\/ or rediss:\/\/ URL, a plain object of ioredis options \(such as \{ host, port, db \} or \{ sentinels, name \}\), or an ioredis Redis or Cluster instance/;
+  /a redis:\/\/ or rediss:\/\/ URL, a plain object of ioredis options \(such as \{ host, port, db \} or \{ sentinels, name \}\), an ioredis or iovalkey Redis or Cluster instance, or a node-redis client \(createClient\(\) or createCluster\(\)\)/;
 
 /** What `where` throws, or `undefined`. */
 function thrown(call: () => unknown): unknown {
@@ -69,44 +70,18 @@ async function expectRefused(redis: unknown, named: RegExp): Promise<void> {
   }
 }
 
-describe('redis: anything but a URL, ioredis options or an ioredis client is refused before any connection', () => {
+describe('redis: anything but a URL, ioredis options or a supported client is refused before any connection', () => {
   // Pointed at a port where nothing listens: before the check, locks were granted anyway (on 127.0.0.1:6379).
   let nowhere: string;
   beforeAll(async () => {
     nowhere = `redis://127.0.0.1:${await freePort()}/5`;
   });
 
-  const notYet =
-    /redis is a node-redis (\w+) \(the "redis" package\), which nest-lock does not support yet \(read as ioredis options, it would connect to 127\.0\.0\.1:6379 instead\)\. Pass /;
-
-  test('a node-redis v5 createClient(): named, "not supported yet", and what to pass instead', async () => {
-    const client = createClient({ url: nowhere });
-    await expectRefused(client, /redis is a node-redis RedisClient \(the "redis" package\)/);
-    await expectRefused(client, notYet);
-    // The types refuse it too (plain JavaScript does not check them: hence the check at runtime).
-    // @ts-expect-error a node-redis client is not a RedisConnection
-    expect(() => new RedisLockProvider({ redis: client })).toThrow(LockOptionsError);
-    // @ts-expect-error the same through the module
-    expect(() => LockModule.forRoot({ redis: client })).toThrow(LockOptionsError);
-  });
-
-  test('a node-redis v5 createCluster(), createSentinel() and createClientPool(): named as such', async () => {
-    await expectRefused(createCluster({ rootNodes: [{ url: nowhere }] }), /redis is a node-redis RedisCluster /);
-    await expectRefused(createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: 26379 }] }), /redis is a node-redis RedisSentinel /);
+  test('a node-redis v5 createClientPool() and createSentinel(): named as such, with what to pass instead', async () => {
+    const taken = /which the Redis store does not take \(read as ioredis options, it would connect to 127\.0\.0\.1:6379 instead\)\. Pass /;
     await expectRefused(createClientPool({ url: nowhere }), /redis is a node-redis RedisClientPool /);
-  });
-
-  test('a node-redis client after connect(): still refused, never used', async () => {
-    const server = await RedisServer.start();
-    const client = createClient({ url: `${server.url}/5` });
-    try {
-      await client.connect();
-      await expectRefused(client, /redis is a node-redis RedisClient /);
-      expect(await client.dbSize()).toBe(0);
-    } finally {
-      await client.close();
-      await server.stop();
-    }
+    await expectRefused(createClientPool({ url: nowhere }), taken);
+    await expectRefused(createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: 26379 }] }), /redis is a node-redis RedisSentinel /);
   });
 
   test('wrong objects: named by their class, with what is accepted', async () => {
@@ -220,7 +195,7 @@ describe('redis: a URL, plain ioredis options, and ioredis or iovalkey clients w
       await lockCycle(ioredis, db5);
       await lockCycle(another, db5);
       // iovalkey (the Valkey fork of ioredis) has ioredis' shape and works as one.
-      await lockCycle(valkey as unknown as RedisOption, db5);
+      await lockCycle(valkey, db5);
       expect([ioredis.status, another.status, valkey.status]).toEqual(['ready', 'ready', 'ready']); // a client you pass stays open
     } finally {
       ioredis.disconnect();
@@ -229,10 +204,64 @@ describe('redis: a URL, plain ioredis options, and ioredis or iovalkey clients w
     }
   });
 
+  test('a node-redis createClient(), not connected yet, connected, and speaking RESP3: locks land in database 5; the client stays open', async () => {
+    const lazy = createClient({ url: `${server.url}/5` });
+    const open = createClient({ url: `${server.url}/5` });
+    const resp3 = createClient({ url: `${server.url}/5`, RESP: 3 });
+    for (const client of [lazy, open, resp3]) client.on('error', () => {});
+    try {
+      await open.connect();
+      await resp3.connect();
+      await lockCycle(lazy, db5); // opened by the first call
+      await lockCycle(open, db5);
+      await lockCycle(resp3, db5);
+      expect([lazy.isReady, open.isReady, resp3.isReady]).toEqual([true, true, true]); // a client you pass stays open
+    } finally {
+      await Promise.all([lazy, open, resp3].map((c) => c.close()));
+    }
+  });
+
+  test('the types: ioredis, iovalkey and node-redis clients are each a redis option; other objects are not', () => {
+    const options: RedisOption[] = [
+      new Redis({ lazyConnect: true }),
+      new ValkeyRedis({ lazyConnect: true }),
+      createClient(),
+      createClient({ RESP: 3 }),
+      createCluster({ rootNodes: [] }),
+      { host: '127.0.0.1', port: 6379 },
+      'redis://127.0.0.1:6379',
+    ];
+    expect(options).toHaveLength(7);
+    (options[0] as Redis).disconnect();
+    (options[1] as ValkeyRedis).disconnect();
+    // @ts-expect-error a node-redis pool is not a client the store takes
+    const pool: RedisOption = createClientPool();
+    // @ts-expect-error nor a Map
+    const map: RedisOption = new Map();
+    expect([pool, map]).toHaveLength(2);
+  });
+
+  test('LockModule.forRoot with a node-redis client: a lock taken through the module lands in database 5', async () => {
+    const client = createClient({ url: `${server.url}/5` });
+    client.on('error', () => {});
+    try {
+      const { app, locks } = await bootLockApp({ redis: client });
+      try {
+        const key = unique('module-node-redis');
+        expect(await locks.withLock(key, async () => db5.get(`{lock:${key}}`))).not.toBeNull();
+      } finally {
+        await app.close();
+      }
+      expect(client.isOpen).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+
   test('LockModule.forRoot and forRootAsync with an iovalkey Redis: a lock taken through the module lands in database 5', async () => {
     const valkey = new ValkeyRedis(`${server.url}/5`);
     try {
-      const { app, locks } = await bootLockApp({ redis: valkey as unknown as RedisOption });
+      const { app, locks } = await bootLockApp({ redis: valkey });
       try {
         const key = unique('module');
         expect(await locks.withLock(key, async () => db5.get(`{lock:${key}}`))).not.toBeNull();
@@ -252,7 +281,13 @@ describe('redis: a URL, plain ioredis options, and ioredis or iovalkey clients w
     try {
       await ioredis.ping();
       await lockCycle(ioredis, ioredis);
-      await lockCycle(valkey as unknown as RedisOption, ioredis);
+      await lockCycle(valkey, ioredis);
+      // node-redis createCluster(): scripts routed by their first key, pub/sub on a duplicate.
+      const nodeCluster = createCluster({ rootNodes: cluster.startupNodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
+      nodeCluster.on('error', () => {});
+      await lockCycle(nodeCluster, ioredis);
+      expect(nodeCluster.isOpen).toBe(true); // opened by the first call, left open
+      await nodeCluster.close();
     } finally {
       ioredis.disconnect();
       valkey.disconnect();

@@ -1,8 +1,10 @@
 /**
  * Redis Cluster: the conformance suite on a local 3-master cluster this test
- * starts, plus lock keys of many names spread over the masters.
+ * starts (through an ioredis Cluster, and through a node-redis
+ * createCluster()), plus lock keys of many names spread over the masters.
  */
 import { Cluster } from 'ioredis';
+import { createCluster } from 'redis';
 import { LockManager } from '../../../lib/index.js';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
 import { describe, it, beforeAll, afterAll } from '@jest/globals';
@@ -22,7 +24,10 @@ async function connect(): Promise<Cluster> {
   return client;
 }
 
+let nodeCluster: ReturnType<typeof createCluster> | undefined;
+
 afterAll(async () => {
+  await nodeCluster?.close();
   await client?.quit();
   await cluster?.stop();
 });
@@ -35,6 +40,17 @@ describeLockProviderConformance(
   },
   { describe, it, beforeAll, afterAll },
   // The cluster's nodes are known once the factory has started it.
+  { pausedHolder: { spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument) } },
+);
+
+describeLockProviderConformance(
+  'RedisLockProvider on a 3-master Redis Cluster through node-redis createCluster()',
+  async () => {
+    const c = await connect();
+    nodeCluster ??= createCluster({ rootNodes: cluster!.startupNodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) }).on('error', () => {});
+    return { provider: new RedisLockProvider({ redis: nodeCluster }), releaseWindowMs: FENCE_GRACE_MS, leftovers: (key) => redisLeftovers(c, key) };
+  },
+  { describe, it, beforeAll, afterAll },
   { pausedHolder: { spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument) } },
 );
 

@@ -85,7 +85,7 @@ test('checked again after every reconnect: a new policy is logged once, the same
   await p.ping();
   const admin = new Redis(redis.url);
   let readies = 0;
-  p.client.on('ready', () => readies++);
+  (p.client as Redis).on('ready', () => readies++);
   try {
     // (no ping, which reads the policy too: only the reconnect's check can find it)
     const reconnect = async (): Promise<void> => {

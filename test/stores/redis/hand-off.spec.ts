@@ -6,6 +6,7 @@
  */
 import { LockManager } from '../../../lib/index.js';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
+import type { Redis } from 'ioredis';
 import { sleep } from '../../support/sleep.js';
 
 const url = 'redis://127.0.0.1:6379';
@@ -27,7 +28,7 @@ describe('hand-off by notice (Redis)', () => {
       expect(second.held).toBe(true);
       expect(second.signal.aborted).toBe(false);
       expect(await a.tryAcquire(name)).toBeNull();
-      const pttl = await (b.provider as RedisLockProvider).client.pttl(`{lock:${name}}`);
+      const pttl = await ((b.provider as RedisLockProvider).client as Redis).pttl(`{lock:${name}}`);
       expect(pttl).toBeGreaterThan(20_000);
       await second.release();
       const third = await a.tryAcquire(name);

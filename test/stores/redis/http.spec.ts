@@ -69,7 +69,7 @@ describe('@Locked routes across app instances on one Redis', () => {
 describe('connection ownership', () => {
   test('the module closes the connection it opened from a URL, and leaves a passed-in client open', async () => {
     const own = await app();
-    const ownClient = (own.get(LockProvider) as RedisLockProvider).client;
+    const ownClient = (own.get(LockProvider) as RedisLockProvider).client as Redis;
     try {
       await own.get(LockProvider).ping();
       expect(ownClient.status).toBe('ready');

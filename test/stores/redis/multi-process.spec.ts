@@ -1,6 +1,8 @@
 /**
  * Mutual exclusion across processes: 4 children, each its own Nest
- * application context and Redis connection, run sections on one lock name.
+ * application context and Redis connection, run sections on one lock name;
+ * then 2 children of one app during a client migration, one on ioredis and
+ * one on node-redis: one queue, one token sequence.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -12,12 +14,23 @@ const SECTIONS = 600; // per process
 const CONCURRENCY = 2; // callers per process, so waiters queue both locally and across processes
 
 test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, tokens increase in entry order, processes take turns in FIFO order`, async () => {
+  await sectionsOn(Array.from({ length: PROCESSES }, () => 'ioredis' as const));
+}, 90_000);
+
+test(`an ioredis and a node-redis process x ${SECTIONS} sections on one lock: exact counter, no overlap, one token sequence, one FIFO queue`, async () => {
+  await sectionsOn(['ioredis', 'node-redis']);
+}, 90_000);
+
+/** Runs the workers (one per entry, on that client), then checks their sections. */
+async function sectionsOn(clients: ReadonlyArray<'ioredis' | 'node-redis'>): Promise<void> {
+  const PROCESSES = clients.length;
   const run = randomBytes(6).toString('hex');
   const counterKey = `mp-counter:${run}`;
   const redis = new Redis(url);
-  const children = Array.from({ length: PROCESSES }, () =>
+  const children = clients.map((client) =>
     spawnFixture(new URL('./fixtures/mutex-worker.js', import.meta.url), {
       url,
+      client,
       name: 'mp',
       keyPrefix: `mp:${run}:`,
       counterKey,
@@ -82,4 +95,4 @@ test(`${PROCESSES} processes x ${SECTIONS} sections: exact counter, no overlap, 
     await redis.del(counterKey);
     await redis.quit();
   }
-}, 90_000);
+}

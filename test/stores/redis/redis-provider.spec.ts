@@ -463,7 +463,7 @@ test('close(): waiters resolve null and leave the queue; later calls fail with L
   expect(await waiting).toBeNull();
   expect(await redis.llen(`{${key}}:q`)).toBe(0);
   await expect(p.acquire({ key, owner: 'x', ttl: 1_000, wait: false })).rejects.toBeInstanceOf(LockStoreError);
-  expect(p.client.status).toBe('end');
+  expect((p.client as Redis).status).toBe('end');
   await provider.release(key, 'holder');
 });
 
@@ -602,7 +602,7 @@ test('LockModule.forRootAsync({ useFactory: () => ({ redis, commandTimeout }) })
   expect(p).toBeInstanceOf(RedisLockProvider);
   expect(await p.ping()).toBeGreaterThanOrEqual(0);
   await app.close();
-  expect(p.client.status).toBe('end');
+  expect((p.client as Redis).status).toBe('end');
 });
 
 test('the in-memory default does not load ioredis; configuring redis does', async () => {
