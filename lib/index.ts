@@ -51,3 +51,4 @@ export {
 export { Leader } from './leader/leader.decorator.js';
 export { LeaderService } from './nest/leader.service.js';
 export type { LockBatchRequest, LockExtension } from './contract/lock-provider.js';
+export type { LockProviderCapabilities, LockAcquireCapabilities, LockGrantCapabilities } from './contract/lock-provider-capabilities.js';

@@ -1,6 +1,6 @@
 import type { LockMode } from './lock-options.interface.js';
 
-/** What {@link LockProvider.inspect} is asked: one page of the locks held under a prefix. */
+/** What {@link LockProviderCapabilities.inspect} is asked: one page of the locks held under a prefix. */
 export interface LockInspectRequest {
   /** Only keys that start with it (the module's `keyPrefix`). */
   readonly prefix: string;
@@ -34,7 +34,7 @@ export interface StoredLock {
   readonly waiters: number;
 }
 
-/** One page of {@link LockProvider.inspect}. */
+/** One page of {@link LockProviderCapabilities.inspect}. */
 export interface LockInspectPage {
   readonly locks: StoredLock[];
   /** Pass it back for the next page; absent when this was the last. */

@@ -1,6 +1,6 @@
 import { isThenable, type LockExtension, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
 
-/** The most locks one {@link LockProvider.extendMany} call renews. @internal */
+/** The most locks one {@link LockProviderCapabilities.extendMany} call renews. @internal */
 export const MAX_EXTEND_BATCH = 1_000;
 
 /** What a renewal is told: extended (`true`), not held by its owner any more (`false`), or the store's failure. @internal */

@@ -25,7 +25,7 @@ const INSTANCE_MARK = '@';
  * An owner token that names the instance taking the lock:
  * `<32 hex>@<instance id, URI-encoded>` (no spaces, so stores can put it in
  * messages). Stores keep owner tokens as they are, so
- * {@link LockProvider.holder} can tell which instance holds a key. Only
+ * {@link LockProviderCapabilities.holder} can tell which instance holds a key. Only
  * callers that ask for it (leader election) pay for the longer token. @internal
  */
 export function ownerTokenFor(instanceId: string): string {

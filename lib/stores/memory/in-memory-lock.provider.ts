@@ -92,7 +92,7 @@ export class InMemoryLockProvider extends LockProvider {
     });
   }
 
-  /** {@inheritDoc LockProvider.acquireMany} Every key free (no holder, no waiter): all are taken at once; else `null`. */
+  /** {@inheritDoc LockProviderCapabilities.acquireMany} Every key free (no holder, no waiter): all are taken at once; else `null`. */
   acquireMany(requests: readonly LockBatchRequest[]): LockGrant[] | null {
     const t = now();
     for (const { key } of requests) {
@@ -132,7 +132,7 @@ export class InMemoryLockProvider extends LockProvider {
     return wasLive;
   }
 
-  /** {@inheritDoc LockProvider.holder} */
+  /** {@inheritDoc LockProviderCapabilities.holder} */
   async holder(key: string): Promise<LockHolder | null> {
     const t = now();
     const h = this.liveHolders(key, t)[0];
@@ -155,7 +155,7 @@ export class InMemoryLockProvider extends LockProvider {
     this.idleKey = undefined;
   }
 
-  /** {@inheritDoc LockProvider.inspect} Pages are in key order, one entry per holder; a page ends after a whole key. */
+  /** {@inheritDoc LockProviderCapabilities.inspect} Pages are in key order, one entry per holder; a page ends after a whole key. */
   async inspect(request: LockInspectRequest): Promise<LockInspectPage> {
     const t = now();
     const epochNow = Date.now();
@@ -330,7 +330,7 @@ export class InMemoryLockProvider extends LockProvider {
     if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
   }
 
-  /** {@inheritDoc LockProvider.extendMany} {@link extend} for each lock, in order. */
+  /** {@inheritDoc LockProviderCapabilities.extendMany} {@link extend} for each lock, in order. */
   extendMany(locks: readonly LockExtension[]): MaybePromise<boolean[]> {
     const answers = locks.map((l) => this.extend(l.key, l.owner, l.ttl));
     return answers.some(isThenable) ? Promise.all(answers) : (answers as boolean[]);
