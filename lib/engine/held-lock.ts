@@ -6,7 +6,8 @@ import { isThenable, type LockProvider, type MaybePromise } from '../contract/lo
 import type { LockLogger } from '../contract/lock-logger.interface.js';
 import { lostDetails, releaseFailedLog, renewFailedLog, optionPlaces } from '../errors/lock.messages.js';
 import { TimedNode, type TimedList } from '../shared/timer.js';
-import type { CohortWaiter, LockCohort } from './lock-cohort.js';
+import type { LocalHandOff } from '../hand-off/local-hand-off.js';
+import type { HandOffLease, LocalHold } from '../hand-off/hand-off-grant.js';
 import { now } from '../shared/clock.js';
 import type { LockRenewals } from './lock-renewal.js';
 import { leaseDrift } from './lease-drift.js';
@@ -19,7 +20,7 @@ export interface HeldLockContext {
   readonly logger: LockLogger;
   readonly emit: (event: LockEvent) => void;
   /** The manager's held locks: a lock is a member from grant to release or loss, and is called back through it. */
-  readonly held: TimedList;
+  readonly held: TimedList<HeldLock>;
   readonly managerId: number;
   /** Whether anyone listens to events (durations are measured only then). */
   observed: boolean;
@@ -27,6 +28,8 @@ export interface HeldLockContext {
   readonly renewals: LockRenewals;
   /** Logs a store failure, once per cause and interval (the repeats are counted and summarized). */
   readonly logStoreFailure: (level: 'warn' | 'error', error: unknown, line: string) => void;
+  /** The local hand-off: a released lock goes to a waiter of this process through it, or leaves it for the store. */
+  readonly handOff: LocalHandOff;
 }
 
 /** Per-acquisition settings. @internal */
@@ -53,9 +56,6 @@ export interface HeldLockGrant {
   readonly parentScope: LockScope | undefined;
 }
 
-/** The callers of this process for the lock's key (see {@link LockCohort}). @internal */
-export type HandOffCohort = Pick<LockCohort<CohortWaiter, HeldLock>, 'handOver' | 'left' | 'queued'>;
-
 /**
  * The engine's {@link LockHandle}; also its own scope node, scoped-call
  * entry and renewal timer node (one object per acquisition). `held`,
@@ -63,7 +63,7 @@ export type HandOffCohort = Pick<LockCohort<CohortWaiter, HeldLock>, 'handOver' 
  * {@link heldUntil} on, whether or not a timer ran since (see docs/engine.md,
  * "Leases and renewal"). @internal
  */
-export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEntry, LeaseClock {
+export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEntry, LeaseClock, HandOffLease {
   readonly name: string;
   readonly key: string;
   readonly owner: string;
@@ -82,8 +82,8 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   leaseEnd: number;
   /** Local time from which the lock is not held: {@link leaseEnd} less the lease's drift margin ({@link leaseDrift}). @internal */
   heldUntil: number;
-  /** The callers of this process for the same key, when the store reserves fencing tokens for local hand-offs. @internal */
-  cohort: HandOffCohort | undefined;
+  /** Its place among the callers of this process for the key, when the local hand-off serves it. */
+  private hold: LocalHold | undefined;
   /** The grant came after waiting behind another holder. @internal */
   queued = false;
   private renewing = false;
@@ -131,11 +131,17 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     if (t >= this.heldUntil) this.leaseRanOut(t);
   }
 
-  /** A local hand-off: this lock goes on with `from`'s store lease, so it is held no longer than `from` would have been. @internal */
-  continueLease(from: HeldLock): void {
-    if (from.heldUntil >= this.heldUntil) return;
-    this.heldUntil = from.heldUntil;
+  /** A local hand-off: this lock goes on with its previous holder's store lease, so it is held no longer than that one would have been. @internal */
+  continueLease(heldUntil: number): void {
+    if (heldUntil >= this.heldUntil) return;
+    this.heldUntil = heldUntil;
     this.schedule();
+  }
+
+  /** The local hand-off serves this lock: `hold` is its place among the callers of this process for the key. @internal */
+  holdHere(hold: LocalHold): void {
+    this.hold = hold;
+    hold.lease = this;
   }
 
   get names(): readonly string[] {
@@ -192,34 +198,30 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     const wasHeld = this.state === 'held';
     this.state = 'released';
     this.ctx.held.remove(this);
-    const cohort = this.cohort;
+    const hold = this.hold;
     const heldMs = t - this.acquiredAt;
     const remainingMin = this.settings.holdAtLeast === undefined ? 0 : this.settings.holdAtLeast - heldMs;
     // A waiter of this process queued before the store granted the key: it takes over, with no store call.
-    if (cohort && wasHeld && remainingMin < 1 && cohort.handOver(this, this.leaseEnd - t)) return this.released(true, heldMs);
-    const provider = this.ctx.provider;
-    // With a waiter of this process about to queue, both calls may leave together (see LockProvider.coalesce).
-    if (cohort?.queued && provider.coalesce !== undefined) return provider.coalesce(() => this.sendRelease(wasHeld, heldMs, remainingMin));
+    if (hold && wasHeld && remainingMin < 1 && this.ctx.handOff.handOver(hold, this, t)) return this.released(true, heldMs);
     return this.sendRelease(wasHeld, heldMs, remainingMin);
   }
 
-  /** The store call of {@link exit}, then the next waiter of this process queues behind it. */
+  /** The store call of {@link exit} (the next waiter of this process then queues behind it, see {@link LocalHandOff.leave}). */
   private sendRelease(wasHeld: boolean, heldMs: number, remainingMin: number): MaybePromise<boolean> {
+    const provider = this.ctx.provider;
     let done: MaybePromise<boolean>;
     try {
-      done =
+      done = this.ctx.handOff.leave(this.hold, () =>
         remainingMin >= 1
           ? // holdAtLeast: keep the key until the minimum has passed, so a late replica cannot run again
             // (owner-checked: after a loss it keeps the key only if the store still has it under this owner).
-            this.ctx.provider.extend(this.key, this.owner, Math.ceil(remainingMin))
+            provider.extend(this.key, this.owner, Math.ceil(remainingMin))
           : // Owner-checked, so harmless after a loss; frees the key sooner if the store still has it.
-            this.ctx.provider.release(this.key, this.owner);
+            provider.release(this.key, this.owner),
+      );
     } catch (err) {
-      this.cohort?.left(this);
       return this.releaseFailed(err);
     }
-    // After the release was sent: the next waiter of this process queues at the store behind it.
-    this.cohort?.left(this);
     if (isThenable(done)) {
       return done.then(
         () => this.released(wasHeld, heldMs),
@@ -246,7 +248,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     if (this.state !== 'held') return;
     this.state = 'lost';
     this.ctx.held.remove(this);
-    this.cohort?.left(this);
+    if (this.hold) this.ctx.handOff.left(this.hold);
     const reason = new LockLostError(this.name, detail);
     this.ctx.logger.warn(reason.message);
     this.lostReason = reason;

@@ -1,13 +1,15 @@
 import type { HeldLock, HeldLockContext } from './held-lock.js';
+import { LocalHandOff } from '../hand-off/local-hand-off.js';
+import type { HandOffEvents } from '../hand-off/acquire-error.js';
 import type { LockHandle } from './lock-handle.interface.js';
 import { findInScope, lockScope, ReenteredEntry, type LockEntry } from './lock-context.js';
 import { LockAcquirer } from './lock-acquirer.js';
 import { LockOutcomes } from './lock-outcomes.js';
-import type { LockRequest } from './local-waiter.js';
 import type { LockEngine } from './lock-engine.interface.js';
 import type { LockManagerOptions } from './lock-manager-options.interface.js';
 import { callDefaults, resolveCallOptions, type ResolvedCallOptions } from './resolved-call-options.js';
-import { assertCallOptions, assertLockName, assertLockNames, assertManagerOptions, assertSupported } from './lock-options.validation.js';
+import { assertCallOptions, assertLockName, assertLockNames, assertManagerOptions } from './lock-options.validation.js';
+import { LockRequests } from './lock-requests.js';
 import { MultiLockAcquirer } from './multi-lock-acquirer.js';
 import { LockRenewals } from './lock-renewal.js';
 import { runEntered, runWhenEntered } from './scoped-call.js';
@@ -60,15 +62,14 @@ export class LockManager {
   private readonly instanceId: string;
   private readonly id = nextManagerId++;
   /** The locks this manager holds (an intrusive list; also what calls them back for renewal). */
-  private readonly held = new TimedList();
+  private readonly held = new TimedList<HeldLock>();
   private readonly context: HeldLockContext;
   private readonly acquirer: LockAcquirer;
   private readonly outcomes: LockOutcomes;
   /** Takes several names as one lock. */
   private readonly multi: MultiLockAcquirer;
-  /** The last name of {@link keyOf} and its key. */
-  private lastName: string | undefined;
-  private lastKey = '';
+  /** Makes each call's request (store key, owner token). */
+  private readonly requests: LockRequests;
 
   constructor(options: LockManagerOptions) {
     const { provider, logger, ...rest } = options;
@@ -80,31 +81,32 @@ export class LockManager {
     (provider as { useKeyPrefix?: (prefix: string) => void }).useKeyPrefix?.(this.keyPrefix);
     this.defaults = callDefaults(rest);
     this.instanceId = rest.instanceId ?? defaultInstanceId();
-    this.context = {
+    const events: HandOffEvents = {
+      get observed() {
+        return context.observed;
+      },
+      emit: (event) => this.emit(event),
+    };
+    const context: HeldLockContext = {
       provider,
       logger: this.logger,
-      emit: (event) => this.emit(event),
+      emit: events.emit,
       held: this.held,
       renewals: new LockRenewals(provider),
       managerId: this.id,
       observed: false,
       logStoreFailure: (level, error, line) => this.outcomes.logStoreFailure(level, error, line),
+      handOff: new LocalHandOff(provider, events, rest.localHandOff ?? true),
     };
+    this.context = context;
     this.outcomes = new LockOutcomes(this.logger, this.context);
-    this.acquirer = new LockAcquirer(this.context, new InstanceOwnerTokens(this.instanceId), rest.localHandOff ?? true);
-    this.multi = new MultiLockAcquirer({
-      managerId: this.id,
-      keyPrefix: this.keyPrefix,
-      outcomes: this.outcomes,
-      request: (name, o, scope) => this.request(name, o, scope),
-      take: (req) => (this.context.observed ? this.outcomes.watch(req, () => this.acquirer.take(req, asIs), asIs) : this.acquirer.take(req, asIs)),
-      takeMany:
-        provider.acquireMany &&
-        ((reqs) => (this.context.observed ? this.outcomes.watchMany(reqs, () => this.acquirer.takeMany(reqs)) : this.acquirer.takeMany(reqs))),
-    });
+    this.acquirer = new LockAcquirer(context, context.handOff);
+    this.requests = new LockRequests(provider, this.keyPrefix, new InstanceOwnerTokens(this.instanceId));
+    this.multi = new MultiLockAcquirer(context, this.keyPrefix, this.outcomes, this.acquirer, this.requests);
     this.engine = this.internals();
     if (rest.onEvent) this.subscribe(rest.onEvent);
-    startTelemetry({ provider, subscribe: (listener) => this.subscribe(listener), heldLocks: () => this.heldLocks() }, rest.telemetry, this.logger);
+    const telemetry = startTelemetry(rest.telemetry, provider.kind, this.held, this.logger);
+    if (telemetry) this.subscribe(telemetry);
   }
 
   /**
@@ -118,7 +120,7 @@ export class LockManager {
     if (typeof names !== 'string') return this.multi.tryAcquire(names, this.resolve(options));
     const resolved = this.resolve(options);
     // A try never waits, whatever the manager's default onHeld.
-    const req = this.request(names, resolved.onHeld === 'wait' ? { ...resolved, onHeld: 'throw' } : resolved, undefined);
+    const req = this.requests.make(names, resolved.onHeld === 'wait' ? { ...resolved, onHeld: 'throw' } : resolved, undefined);
     if (this.context.observed) return this.outcomes.watch(req, () => this.acquirer.take(req, asIs), asIs);
     return this.acquirer.take(req, asIs);
   }
@@ -134,7 +136,7 @@ export class LockManager {
     const names = assertLockNames(name, 'acquire()');
     assertCallOptions(options, () => callSite('acquire', names));
     if (typeof names !== 'string') return this.multi.acquire(names, { ...this.resolve(options), onHeld: 'wait' });
-    const req = this.request(names, { ...this.resolve(options), onHeld: 'wait' }, undefined);
+    const req = this.requests.make(names, { ...this.resolve(options), onHeld: 'wait' }, undefined);
     const started = req.requestedAt;
     if (this.context.observed) {
       return this.outcomes.watch(
@@ -167,7 +169,7 @@ export class LockManager {
     let entering: MaybePromise<LockEntry | undefined>;
     try {
       // (the name of the last call was checked already: strings do not change)
-      const names = typeof name === 'string' && name === this.lastName ? name : assertLockNames(name, 'withLock()');
+      const names = typeof name === 'string' && name === this.requests.lastName ? name : assertLockNames(name, 'withLock()');
       if (typeof fn !== 'function') throw new LockOptionsError(notAFunctionMessage(callSite('withLock', names)));
       if (options !== undefined) assertCallOptions(options, () => callSite('withLock', names));
       entering = this.enter(names, this.resolve(options));
@@ -229,7 +231,7 @@ export class LockManager {
         instanceId: this.instanceId,
         instanceOf: instanceIdOf,
         localLocks: () => this.heldLocks(),
-        localWaiters: (key) => this.acquirer.localWaiters(key),
+        localWaiters: (key) => this.context.handOff.localWaiters(key),
       },
       options,
     );
@@ -272,36 +274,18 @@ export class LockManager {
       acquireAs: async (name, instanceId, options) => {
         assertLockName(name, 'acquireAs()');
         const resolved: ResolvedCallOptions = { ...this.resolve(options), onHeld: 'wait', waitTimeout: undefined, instanceId };
-        return this.acquirer.take(this.request(name, resolved, undefined), asIs);
+        return this.acquirer.take(this.requests.make(name, resolved, undefined), asIs);
       },
       heldLocks: () => this.heldLocks(),
     };
   }
 
   private heldLocks(): HeldLock[] {
-    return this.held.members() as HeldLock[];
+    return this.held.members();
   }
 
   private resolve(options: LockCallOptions | undefined): ResolvedCallOptions {
     return resolveCallOptions(this.defaults, options);
-  }
-
-  private request(name: string, options: ResolvedCallOptions, scope: LockRequest['scope']): LockRequest {
-    if (options.limit !== undefined || options.mode !== undefined) assertSupported(this.provider, name, options);
-    return { name, key: this.keyOf(name), options, wait: options.onHeld === 'wait', scope, requestedAt: now() };
-  }
-
-  /**
-   * The store key of `name`. The last one is kept: a name locked over and
-   * over (the usual hot lock) reuses one flat string, which the store's maps
-   * have hashed already, instead of a new concatenation per call.
-   */
-  private keyOf(name: string): string {
-    if (name !== this.lastName) {
-      this.lastName = name;
-      this.lastKey = this.keyPrefix + name;
-    }
-    return this.lastKey;
   }
 
   /** Takes the lock for a scoped call (see {@link LockEngine.enter}). */
@@ -313,7 +297,7 @@ export class LockManager {
       if (!options.reentrant) throw new LockReentryError(name);
       return new ReenteredEntry(outer);
     }
-    const req = this.request(name, options, scope);
+    const req = this.requests.make(name, options, scope);
     if (this.context.observed) {
       const started = now();
       return this.outcomes.watch(

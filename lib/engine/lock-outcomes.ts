@@ -1,6 +1,6 @@
 import type { HeldLock } from './held-lock.js';
 import type { LockEntry } from './lock-context.js';
-import type { LockRequest } from './local-waiter.js';
+import type { LockRequest } from './lock-request.js';
 import { LogWindow } from './lock-log-window.js';
 import { LockAcquireError, LockStoreError } from '../errors/lock.errors.js';
 import { heldSkippedLog, heldSummaryLog, heldThrownLog, storeFailuresSummaryLog } from '../errors/lock.messages.js';

@@ -1,5 +1,7 @@
-import type { HeldLock } from './held-lock.js';
-import type { LockRequest } from './local-waiter.js';
+import type { HeldLock, HeldLockContext } from './held-lock.js';
+import type { LockAcquirer } from './lock-acquirer.js';
+import type { LockRequests } from './lock-requests.js';
+import type { LockRequest } from './lock-request.js';
 import type { LockOutcomes } from './lock-outcomes.js';
 import type { ResolvedCallOptions } from './resolved-call-options.js';
 import { findInScope, lockScope, ReenteredEntry, type LockEntry, type LockScope } from './lock-context.js';
@@ -8,22 +10,7 @@ import { LockReentryError } from '../errors/lock.errors.js';
 import { isThenable, type MaybePromise } from '../contract/lock-provider.js';
 import { now } from '../shared/clock.js';
 
-/** What taking several names needs from its manager. @internal */
-export interface MultiLockHost {
-  readonly managerId: number;
-  readonly keyPrefix: string;
-  readonly outcomes: LockOutcomes;
-  /** The request for one name (checks that the store supports its `limit`/`mode`). */
-  request(name: string, options: ResolvedCallOptions, scope: LockScope | undefined): LockRequest;
-  /** Takes one name as a single call would (with its events when observed). */
-  take(req: LockRequest): MaybePromise<HeldLock | null>;
-  /**
-   * Takes every name in one store call, each as a single call would; `null`
-   * when the store could not take them all at once, `undefined` when this
-   * path does not serve them (see `LockAcquirer.takeMany`). Absent: the store has no `acquireMany`.
-   */
-  takeMany?(reqs: readonly LockRequest[]): MaybePromise<HeldLock[] | null> | undefined;
-}
+const asIs = <T>(value: T): T => value;
 
 /** The outcome of {@link MultiLockAcquirer.takeAll}: every lock, or the request that missed (the others were released). */
 type Taken = { readonly locks: HeldLock[] } | { readonly missed: LockRequest; readonly started: number };
@@ -39,7 +26,13 @@ type Taken = { readonly locks: HeldLock[] } | { readonly missed: LockRequest; re
  * a single lock with its own fencing token, events and lease. @internal
  */
 export class MultiLockAcquirer {
-  constructor(private readonly host: MultiLockHost) {}
+  constructor(
+    private readonly ctx: HeldLockContext,
+    private readonly keyPrefix: string,
+    private readonly outcomes: LockOutcomes,
+    private readonly acquirer: LockAcquirer,
+    private readonly requests: LockRequests,
+  ) {}
 
   /** `tryAcquire(names)`: every name at once, or `null`. */
   async tryAcquire(names: readonly string[], options: ResolvedCallOptions): Promise<MultiLock | null> {
@@ -50,7 +43,7 @@ export class MultiLockAcquirer {
   /** `acquire(names)`: waits for each name in turn, within one `waitTimeout` for all. */
   async acquire(names: readonly string[], options: ResolvedCallOptions): Promise<MultiLock> {
     const taken = await this.takeAll(names, options, undefined);
-    if ('missed' in taken) throw this.host.outcomes.waitFailed(taken.missed, taken.started);
+    if ('missed' in taken) throw this.outcomes.waitFailed(taken.missed, taken.started);
     return this.lock(taken.locks, undefined);
   }
 
@@ -63,7 +56,7 @@ export class MultiLockAcquirer {
     const scope = lockScope.getStore();
     let reused: ReusedName[] | undefined;
     for (const name of names) {
-      const outer = scope && findInScope(scope, name, this.host.managerId);
+      const outer = scope && findInScope(scope, name, this.ctx.managerId);
       if (!outer?.held) continue;
       if (!options.reentrant) throw new LockReentryError(name);
       (reused ??= []).push({ name, handle: outer });
@@ -71,12 +64,12 @@ export class MultiLockAcquirer {
     const toTake = reused ? names.filter((name) => !reused.some((r) => r.name === name)) : names;
     if (toTake.length === 0) return new ReenteredEntry(this.lock([], scope, reused));
     const taken = await this.takeAll(toTake, options, scope);
-    if ('missed' in taken) return this.host.outcomes.entered(taken.missed, taken.started, null);
+    if ('missed' in taken) return this.outcomes.entered(taken.missed, taken.started, null);
     return this.lock(taken.locks, scope, reused);
   }
 
   private lock(locks: HeldLock[], scope: LockScope | undefined, reused?: ReusedName[]): MultiLock {
-    return new MultiLock(locks, scope, this.host.managerId, this.host.keyPrefix, reused);
+    return new MultiLock(locks, scope, this.ctx.managerId, this.keyPrefix, reused);
   }
 
   /**
@@ -85,7 +78,7 @@ export class MultiLockAcquirer {
    */
   private async takeAll(names: readonly string[], options: ResolvedCallOptions, scope: LockScope | undefined): Promise<Taken> {
     const started = now();
-    const batch = names.length > 1 && this.host.takeMany ? this.host.takeMany(names.map((name) => this.host.request(name, options, scope))) : undefined;
+    const batch = names.length > 1 && this.ctx.provider.acquireMany ? this.takeMany(names.map((name) => this.requests.make(name, options, scope))) : undefined;
     const all = isThenable(batch) ? await batch : batch;
     if (all) return { locks: all };
     const locks: HeldLock[] = [];
@@ -95,8 +88,8 @@ export class MultiLockAcquirer {
           options.onHeld === 'wait' && options.waitTimeout !== undefined && (locks.length > 0 || all === null)
             ? { ...options, waitTimeout: Math.max(0, options.waitTimeout - (now() - started)) }
             : options;
-        const req = this.host.request(name, o, scope);
-        const taking = this.host.take(req);
+        const req = this.requests.make(name, o, scope);
+        const taking = this.ctx.observed ? this.outcomes.watch(req, () => this.acquirer.take(req, asIs), asIs) : this.acquirer.take(req, asIs);
         const lock = isThenable(taking) ? await taking : taking;
         if (!lock) {
           await releaseAll(locks);
@@ -109,6 +102,15 @@ export class MultiLockAcquirer {
       throw err;
     }
     return { locks };
+  }
+
+  /**
+   * Takes every name in one store call, each as a single call would (with
+   * its events when observed); `null` when the store could not take them all
+   * at once, `undefined` when this path does not serve them (see {@link LockAcquirer.takeMany}). The store has `acquireMany`.
+   */
+  private takeMany(reqs: readonly LockRequest[]): MaybePromise<HeldLock[] | null> | undefined {
+    return this.ctx.observed ? this.outcomes.watchMany(reqs, () => this.acquirer.takeMany(reqs)) : this.acquirer.takeMany(reqs);
   }
 }
 

@@ -81,9 +81,9 @@ export abstract class TimedNode {
  * the Redis calls of a provider in flight), as an intrusive list: O(1) to add
  * and remove (every acquisition does both), walked only when the shared timer
  * fires for the earliest due member. Members stay in the list after their
- * call; only `remove` takes them out. @internal
+ * call; only `remove` takes them out. `N`: the type of its members. @internal
  */
-export class TimedList implements TimerTarget {
+export class TimedList<N extends TimedNode = TimedNode> implements TimerTarget {
   private head: TimedNode | undefined;
   private armedAt = NEVER;
   private count = 0;
@@ -93,7 +93,7 @@ export class TimedList implements TimerTarget {
   }
 
   /** Adds `node` (due at `at`), or moves its due time when it is a member already. */
-  schedule(node: TimedNode, at: number): void {
+  schedule(node: N, at: number): void {
     if (node.timedList !== this) {
       node.timedList = this;
       node.timedPrev = undefined;
@@ -109,7 +109,7 @@ export class TimedList implements TimerTarget {
     }
   }
 
-  remove(node: TimedNode): void {
+  remove(node: N): void {
     if (node.timedList !== this) return;
     if (node.timedPrev) node.timedPrev.timedNext = node.timedNext;
     else this.head = node.timedNext;
@@ -120,9 +120,10 @@ export class TimedList implements TimerTarget {
   }
 
   /** The members, in no particular order. */
-  members(): TimedNode[] {
-    const out: TimedNode[] = [];
-    for (let n = this.head; n; n = n.timedNext) out.push(n);
+  members(): N[] {
+    const out: N[] = [];
+    // (every member came in through schedule(), as an N)
+    for (let n = this.head; n; n = n.timedNext) out.push(n as N);
     return out;
   }
 

@@ -9,28 +9,28 @@ import { hasGlobalMeterProvider, hasGlobalTracerProvider, loadOpenTelemetryApi }
 import { OTHER_LOCK_NAME } from './telemetry-names.js';
 import type { Meter, Tracer } from '@opentelemetry/api';
 
-/** What telemetry needs from the lock engine. @internal */
-export interface TelemetryHost {
-  readonly provider: { readonly kind: string };
-  subscribe(listener: (event: LockEvent) => void): () => void;
-  heldLocks(): Iterable<{ readonly name: string; readonly label: string | undefined }>;
+/** The locks a manager holds now (its list of held locks), read when metrics are collected. @internal */
+export interface HeldLockList {
+  members(): Iterable<{ readonly name: string; readonly label: string | undefined }>;
 }
 
 /** The instrumentation scope of the metrics and spans. */
 const SCOPE = 'nest-lock';
 
 /**
- * Wires OpenTelemetry metrics and spans to a lock engine, as the module's
- * `telemetry` option says. Off (`false`, or `'auto'` without the package or
- * without a registered SDK): nothing is subscribed, and the lock path runs
- * as if telemetry did not exist. Returns the function that unsubscribes, if
- * it subscribed. @internal
+ * OpenTelemetry metrics and spans for a lock engine, as the module's
+ * `telemetry` option says: the listener that records its events, for the
+ * engine to subscribe (`storeKind`: its store's `kind`; `held`: its held
+ * locks, for the gauge). Off (`false`, or `'auto'` without the package or
+ * without a registered SDK): `undefined`, and the lock path runs as if
+ * telemetry did not exist. @internal
  */
 export function startTelemetry(
-  host: TelemetryHost,
   option: boolean | 'auto' | LockTelemetryOptions | undefined,
+  storeKind: string,
+  held: HeldLockList,
   logger?: LockLogger,
-): (() => void) | undefined {
+): ((event: LockEvent) => void) | undefined {
   if (option === false) return undefined;
   const explicit = option !== undefined && option !== 'auto';
   const api = loadOpenTelemetryApi();
@@ -50,18 +50,18 @@ export function startTelemetry(
 
   const names = o.lockNames === true;
   const source: MetricsSource = {
-    storeKind: host.provider.kind,
+    storeKind,
     attributeName: (name, label) => label ?? (names ? name : OTHER_LOCK_NAME),
     *heldNames() {
-      for (const lock of host.heldLocks()) yield lock.label ?? (names ? lock.name : OTHER_LOCK_NAME);
+      for (const lock of held.members()) yield lock.label ?? (names ? lock.name : OTHER_LOCK_NAME);
     },
   };
   const meter = (o.meterProvider ?? api.metrics.getMeterProvider()).getMeter(SCOPE) as Meter;
   const tracer = (o.tracerProvider ?? api.trace.getTracerProvider()).getTracer(SCOPE) as Tracer;
   const metrics = wantMetrics ? new LockMetrics(meter, source) : undefined;
   const spans = wantSpans ? new LockSpans(api, tracer, source) : undefined;
-  return host.subscribe((event) => {
+  return (event) => {
     metrics?.record(event);
     spans?.record(event);
-  });
+  };
 }

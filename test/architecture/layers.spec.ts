@@ -1,6 +1,6 @@
 /**
  * The layers of lib/ (docs/architecture.md): every folder has a layer, and
- * imports run down only (nest → leader → engine → contract ← stores, every
+ * imports run down only (nest → leader → engine → hand-off → contract ← stores, every
  * folder may use errors/ and shared/, shared/ uses nothing of ours), never
  * up or sideways. No import circles, no file over 350 lines, and no state
  * at module level that classes pass each other (a WeakMap/WeakSet, or an
@@ -53,6 +53,7 @@ const LAYERS: Record<string, number> = {
   testing: 4, // nest-lock/testing: the conformance kit (runs a LockManager)
   engine: 3,
   stores: 3,
+  'hand-off': 2, // the local hand-off: wraps the store for the engine (stores may not use it: a rule below)
   telemetry: 2,
   inspection: 2,
   contract: 1,
@@ -96,12 +97,22 @@ const ours = (imp: LibImport, ...folders: string[]): boolean => !imp.external &&
 
 const RULES: Rule[] = [
   {
-    name: 'engine, contract and shared import no @nestjs/* package',
-    files: /^lib\/(engine|contract|shared)\//,
+    name: 'engine, hand-off, contract and shared import no @nestjs/* package',
+    files: /^lib\/(engine|hand-off|contract|shared)\//,
     forbids: (i) => i.external && i.to.startsWith('@nestjs/'),
   },
   { name: 'shared imports nothing of ours outside shared', files: /^lib\/shared\//, forbids: (i) => !i.external && !i.to.startsWith('lib/shared/') },
-  { name: 'contract imports nothing from engine, nest or stores', files: /^lib\/contract\//, forbids: (i) => ours(i, 'engine', 'nest', 'stores') },
+  {
+    name: 'contract imports nothing from engine, hand-off, nest or stores',
+    files: /^lib\/contract\//,
+    forbids: (i) => ours(i, 'engine', 'hand-off', 'nest', 'stores'),
+  },
+  {
+    name: 'hand-off (the local hand-off, wrapping the store) imports only contract, errors and shared',
+    files: /^lib\/hand-off\//,
+    forbids: (i) => !i.external && !/^lib\/(hand-off|contract|errors|shared)\//.test(i.to),
+  },
+  { name: 'stores import nothing from engine, hand-off or nest', files: /^lib\/stores\//, forbids: (i) => ours(i, 'engine', 'hand-off', 'nest') },
   { name: 'engine imports nothing from nest or stores', files: /^lib\/engine\//, forbids: (i) => ours(i, 'nest', 'stores') },
   {
     name: 'testing (the conformance kit) imports no @nestjs/* or test runner package, nothing from nest or stores',
@@ -118,6 +129,8 @@ const arrow = (imp: LibImport): string => `${imp.from} → ${imp.to}`;
 test('the import graph is read (a broken reader would pass every rule)', () => {
   expect(files.length).toBeGreaterThan(40);
   expect(imports.filter((i) => i.from.startsWith('lib/engine/') && i.to === 'lib/contract/lock-provider.ts').length).toBeGreaterThan(0);
+  expect(imports.filter((i) => i.from.startsWith('lib/engine/') && i.to.startsWith('lib/hand-off/')).length).toBeGreaterThan(0);
+  expect(imports.filter((i) => i.from.startsWith('lib/hand-off/') && i.to === 'lib/contract/lock-provider.ts').length).toBeGreaterThan(0);
   expect(imports).toContainEqual({ from: 'lib/nest/lock.module.ts', to: '@nestjs/common', external: true });
 });
 
@@ -180,4 +193,18 @@ test("no module-level WeakMap, WeakSet, or Map/Set filled at run time other than
 test(`no lib file over ${MAX_LINES} lines`, () => {
   const long = files.filter((f) => f.lines > MAX_LINES && !KNOWN.longFiles.some((k) => k.file === f.path)).map((f) => `${f.path}: ${f.lines} lines`);
   expect(long).toEqual([]);
+});
+
+/**
+ * Calls run down the layers too: the engine, the hand-off and telemetry take
+ * their collaborators in their constructors or answer with return values,
+ * never through a callback "host" interface that a caller implements to be
+ * called back (CohortHost, PermitCohortHost, MultiLockHost, TelemetryHost
+ * were such).
+ */
+test('no callback host interface in engine, hand-off or telemetry', () => {
+  const hosts = files
+    .filter((f) => /^lib\/(engine|hand-off|telemetry)\//.test(f.path))
+    .flatMap((f) => [...f.code.matchAll(/\b(?:interface|type)\s+(\w*Host)\b/g)].map((m) => `${f.path}: ${m[1]}`));
+  expect(hosts).toEqual([]);
 });

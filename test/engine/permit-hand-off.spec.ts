@@ -10,7 +10,7 @@
  * run with it on (the default).
  */
 import { LockManager, type LockHandle, type LockModuleOptions } from '../../lib/index.js';
-import { PERMIT_HAND_OFFS } from '../../lib/engine/permit-cohort.js';
+import { PERMIT_HAND_OFFS } from '../../lib/hand-off/permit-cohort.js';
 import { FakePermitProvider } from '../support/fake-permit-provider.js';
 
 const managers: LockManager[] = [];

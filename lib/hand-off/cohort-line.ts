@@ -1,3 +1,6 @@
+/** No waiter to send. */
+const NONE: readonly never[] = [];
+
 /**
  * The callers of one process for one key that wait in the process, in
  * arrival order, and the count of its callers queued at the store: what the
@@ -49,15 +52,15 @@ export class CohortLine<W> {
 
   /**
    * A caller's store acquisition ended. After a failure the store may be
-   * down: every waiter goes to the store on its own (`send`), so each fails
-   * (or succeeds) within its own bounded call instead of one after the other.
+   * down: every waiter goes to the store on its own (counted there, and
+   * returned for the caller to send), so each fails (or succeeds) within its
+   * own bounded call instead of one after the other.
    */
-  fromStore(failed: boolean, send: (waiter: W) => void): void {
+  fromStore(failed: boolean): readonly W[] {
     this.atStore--;
-    if (!failed || this.queue === undefined) return;
-    for (const waiter of this.queue.splice(0)) {
-      this.atStore++;
-      send(waiter);
-    }
+    if (!failed || this.queue === undefined || this.queue.length === 0) return NONE;
+    const sent = this.queue.splice(0);
+    this.atStore += sent.length;
+    return sent;
   }
 }
