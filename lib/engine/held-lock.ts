@@ -208,17 +208,10 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
 
   /** The store call of {@link exit} (the next waiter of this process then queues behind it, see {@link LocalHandOff.leave}). */
   private sendRelease(wasHeld: boolean, heldMs: number, remainingMin: number): MaybePromise<boolean> {
-    const provider = this.ctx.provider;
+    const hold = this.hold;
     let done: MaybePromise<boolean>;
     try {
-      done = this.ctx.handOff.leave(this.hold, () =>
-        remainingMin >= 1
-          ? // holdAtLeast: keep the key until the minimum has passed, so a late replica cannot run again
-            // (owner-checked: after a loss it keeps the key only if the store still has it under this owner).
-            provider.extend(this.key, this.owner, Math.ceil(remainingMin))
-          : // Owner-checked, so harmless after a loss; frees the key sooner if the store still has it.
-            provider.release(this.key, this.owner),
-      );
+      done = hold === undefined ? this.storeRelease(remainingMin) : this.ctx.handOff.leave(hold, () => this.storeRelease(remainingMin));
     } catch (err) {
       return this.releaseFailed(err);
     }
@@ -229,6 +222,16 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
       );
     }
     return this.released(wasHeld, heldMs);
+  }
+
+  /** Frees the key at the store, or with `holdAtLeast` time left keeps it (owner-checked) until that has passed. */
+  private storeRelease(remainingMin: number): MaybePromise<boolean> {
+    return remainingMin >= 1
+      ? // holdAtLeast: keep the key until the minimum has passed, so a late replica cannot run again
+        // (owner-checked: after a loss it keeps the key only if the store still has it under this owner).
+        this.ctx.provider.extend(this.key, this.owner, Math.ceil(remainingMin))
+      : // Owner-checked, so harmless after a loss; frees the key sooner if the store still has it.
+        this.ctx.provider.release(this.key, this.owner);
   }
 
   private released(wasHeld: boolean, heldMs: number): boolean {

@@ -140,8 +140,7 @@ export class LocalHandOff {
    * queue at the store behind it; with a waiter queued here both calls may
    * leave together (`LockProviderCapabilities.coalesce`).
    */
-  leave<T>(hold: LocalHold | undefined, send: () => T): T {
-    if (hold === undefined) return send();
+  leave<T>(hold: LocalHold, send: () => T): T {
     const run = (): T => {
       try {
         return send();
