@@ -25,7 +25,11 @@
   the smaller, and of the same length the first in order), and it is written
   with its end in the same SET (PX max(1, hold) + fence_grace from now: the
   clock has passed the token by then). The token is parsed from the clock's
-  two parts, never from a 16-digit text, and no number is formatted.
+  two parts, never from a 16-digit text, and no number is formatted. On
+  Redis 7 and later (redis.REDIS_VERSION_NUM is set), a draw of one token
+  writes the clock and reads the counter it replaced in the same call (SET
+  ... GET); when that counter was ahead, the general path writes it again,
+  in the same script.
 
   Input:
     fence_key (a local) the fencing counter
@@ -36,11 +40,16 @@
     last      (a local) the block's last token; the first is last - n + 1
 ]]
 --- @include "fence-grace"
-local last
-local clock_us, counter = t[1] .. string.sub('00000' .. t[2], -6), redis.call('GET', fence_key)
+local last, counter
+local clock_us, swap = t[1] .. string.sub('00000' .. t[2], -6), n == 1 and redis.REDIS_VERSION_NUM
+if swap then
+  counter = redis.call('SET', fence_key, clock_us, 'PX', math.max(1, hold) + fence_grace, 'GET')
+else
+  counter = redis.call('GET', fence_key)
+end
 if n == 1 and (not counter or #counter < #clock_us or (#counter == #clock_us and counter < clock_us)) then
   last = t[1] * 1000000 + t[2]
-  redis.call('SET', fence_key, clock_us, 'PX', math.max(1, hold) + fence_grace)
+  if not swap then redis.call('SET', fence_key, clock_us, 'PX', math.max(1, hold) + fence_grace) end
 else
   last = math.max((tonumber(counter) or 0) + n, tonumber(clock_us) + n - 1)
   redis.call('SET', fence_key, string.format('%.0f', last))
