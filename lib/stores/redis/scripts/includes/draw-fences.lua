@@ -19,17 +19,21 @@
   token came from, so a replica that receives it ends it at the same clock
   time.
 
-  The common case, one token and the counter behind the clock (or gone),
-  costs the least: the clock is the token, the counter is compared with it
-  as text (both are decimal integers without leading zeros: the shorter is
-  the smaller, and of the same length the first in order), and it is written
-  with its end in the same SET (PX max(1, hold) + fence_grace from now: the
-  clock has passed the token by then). The token is parsed from the clock's
-  two parts, never from a 16-digit text, and no number is formatted. On
-  Redis 7 and later (redis.REDIS_VERSION_NUM is set), a draw of one token
-  writes the clock and reads the counter it replaced in the same call (SET
-  ... GET); when that counter was ahead, the general path writes it again,
-  in the same script.
+  The common case, the counter behind the clock (or gone), costs the least:
+  the block ends at the clock plus n - 1, the counter is compared with the
+  clock as text (both are decimal integers without leading zeros: the
+  shorter is the smaller, and of the same length the first in order), and
+  it is written with its end in the same SET (PX: as long as the PEXPIREAT
+  below would give, counted from the clock's millisecond, give or take the
+  script's own run time, far inside fence_grace). The
+  clock is parsed from its two parts, never from a 16-digit text, and the
+  last token is written as text built from them. A draw of one token on Redis 7 and
+  later (redis.REDIS_VERSION_NUM is set) writes first and reads the counter
+  it replaced in the same SET (SET ... GET): one command; when that counter
+  was not behind the clock, the general path writes it again, in the same
+  script. (A block of n > 1 reads first: a block drawn more often than
+  every n microseconds keeps the counter ahead, and a write before the read
+  would then be lost work.)
 
   Input:
     fence_key (a local) the fencing counter
@@ -40,18 +44,23 @@
     last      (a local) the block's last token; the first is last - n + 1
 ]]
 --- @include "fence-grace"
-local last, counter
-local clock_us, swap = t[1] .. string.sub('00000' .. t[2], -6), n == 1 and redis.REDIS_VERSION_NUM
+local us = tonumber(t[2])
+local clock_us, last = t[1] .. string.sub('00000' .. t[2], -6), t[1] * 1000000 + us + n - 1
+local value, px = clock_us, math.max(math.floor((us + n - 1) / 1000) - math.floor(us / 1000) + 1, hold) + fence_grace
+if n > 1 then
+  -- (the last token as text: the clock's seconds, then its microseconds plus n - 1 when that stays below a second)
+  value = us + n - 1 < 1000000 and t[1] .. string.sub('00000' .. (us + n - 1), -6) or last
+end
+local swap, counter = n == 1 and redis.REDIS_VERSION_NUM
 if swap then
-  counter = redis.call('SET', fence_key, clock_us, 'PX', math.max(1, hold) + fence_grace, 'GET')
+  counter = redis.call('SET', fence_key, value, 'PX', px, 'GET')
 else
   counter = redis.call('GET', fence_key)
 end
-if n == 1 and (not counter or #counter < #clock_us or (#counter == #clock_us and counter < clock_us)) then
-  last = t[1] * 1000000 + t[2]
-  if not swap then redis.call('SET', fence_key, clock_us, 'PX', math.max(1, hold) + fence_grace) end
+if not counter or #counter < #clock_us or (#counter == #clock_us and counter < clock_us) then
+  if not swap then redis.call('SET', fence_key, value, 'PX', px) end
 else
   last = math.max((tonumber(counter) or 0) + n, tonumber(clock_us) + n - 1)
   redis.call('SET', fence_key, string.format('%.0f', last))
-  redis.call('PEXPIREAT', fence_key, string.format('%.0f', math.max(math.floor(last / 1000) + 1, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + hold) + fence_grace))
+  redis.call('PEXPIREAT', fence_key, string.format('%.0f', math.max(math.floor(last / 1000) + 1, tonumber(t[1]) * 1000 + math.floor(us / 1000) + hold) + fence_grace))
 end
