@@ -49,7 +49,7 @@ local clock_us, last = t[1] .. string.sub('00000' .. t[2], -6), t[1] * 1000000 +
 local value, px = clock_us, math.max(math.floor((us + n - 1) / 1000) - math.floor(us / 1000) + 1, hold) + fence_grace
 if n > 1 then
   -- (the last token as text: the clock's seconds, then its microseconds plus n - 1 when that stays below a second)
-  value = us + n - 1 < 1000000 and t[1] .. string.sub('00000' .. (us + n - 1), -6) or last
+  value = us + n - 1 < 1000000 and t[1] .. string.sub('00000' .. (us + n - 1), -6) or string.format('%.0f', last)
 end
 local swap, counter = n == 1 and redis.REDIS_VERSION_NUM
 if swap then
