@@ -64,7 +64,8 @@ WITH old AS (
     fencing_token = l.fencing_token + coalesce(g.fences, CASE WHEN take.yes THEN $7::bigint END, 0),
     expires_at = coalesce(clock_timestamp() + g.grant_ms * interval '1 millisecond',
       CASE WHEN take.yes THEN clock_timestamp() + $5::float8 * interval '1 millisecond' END, l.expires_at),
-    acquired_at = CASE WHEN g.ticket IS NULL AND take.yes IS NULL THEN l.acquired_at ELSE clock_timestamp() END
+    acquired_at = CASE WHEN g.ticket IS NULL AND take.yes IS NULL THEN l.acquired_at ELSE clock_timestamp() END,
+    holders = CASE WHEN take.yes THEN NULL ELSE l.holders END, permits = CASE WHEN take.yes THEN NULL ELSE l.permits END
   FROM old LEFT JOIN g ON true LEFT JOIN take ON true WHERE l.name = old.name
   RETURNING CASE WHEN g.ticket IS NOT NULL THEN g.ticket::text || ',' || ceil(g.grant_ms)::bigint || ',' || (l.fencing_token - g.fences + 1)::text || ','
     || (extract(epoch FROM l.acquired_at) * 1000)::float8::text END AS granted,
