@@ -17,6 +17,8 @@ import type { PostgresConnection } from './postgres-lock-options.interface.js';
 import { PostgresLockSchema } from './postgres-lock-schema.js';
 import type { PostgresLockTables } from './postgres-lock-tables.js';
 import { PostgresLockPinnedClient } from './postgres-lock-pinned-client.js';
+import { PostgresLockReleaseQueue } from './postgres-lock-release-queue.js';
+import { postgresLockStatements } from './postgres-lock-statements.js';
 
 type PgModule = typeof import('pg');
 
@@ -89,6 +91,8 @@ export class PostgresLockDatabase {
   private lastError: unknown;
   /** Inside {@link coalesce}: the statements issued now share one connection, in order. */
   private pinned: PostgresLockPinnedClient | undefined;
+  /** A coalesced release and queueing statement, sent as one. */
+  private readonly releaseQueue: PostgresLockReleaseQueue;
 
   constructor(options: PostgresLockDatabaseOptions) {
     this.connection = options.connection;
@@ -101,6 +105,8 @@ export class PostgresLockDatabase {
     for (const [op, text] of Object.entries(options.prepared)) {
       this.statementNames.set(text, `nest_lock_${op}_${createHash('sha1').update(text).digest('hex').slice(0, 12)}`);
     }
+    const sql = postgresLockStatements(options.tables);
+    this.releaseQueue = new PostgresLockReleaseQueue(sql, this.statementNames.get(sql.releaseQueue));
   }
 
   /** Closed: calls other than `close` and `release` fail. */
@@ -142,11 +148,12 @@ export class PostgresLockDatabase {
 
   /**
    * Runs `send` at once; the statements it issues (synchronously) run in that
-   * order on one connection of the pool (see {@link PostgresLockPinnedClient}).
+   * order on one connection of the pool (see {@link PostgresLockPinnedClient}); a
+   * release and the next waiter's queueing statement go as one.
    */
   coalesce<T>(send: () => T): T {
     if (this.pinned !== undefined) return send();
-    const pinned = new PostgresLockPinnedClient();
+    const pinned = new PostgresLockPinnedClient(this.releaseQueue);
     this.pinned = pinned;
     try {
       return send();

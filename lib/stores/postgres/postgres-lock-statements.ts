@@ -34,6 +34,7 @@ const FILES = {
   extend: 'extend',
   extendPermit: 'extend-permit',
   release: 'release',
+  releaseQueue: 'release-queue',
   releasePermit: 'release-permit',
   dequeue: 'dequeue',
   inspect: 'inspect',

@@ -190,9 +190,8 @@ export class PostgresLockProvider extends LockProvider {
 
   /**
    * {@inheritDoc LockProvider.coalesce}
-   * The statements run in that order on one connection of the pool: a
-   * release commits before this process's next waiter takes its ticket,
-   * which follows it with no round trip through the process in between.
+   * A release and this process's next waiter's queueing statement go as one
+   * statement: the ticket follows the release at once, one commit for both.
    */
   coalesce<T>(send: () => T): T {
     return this.database.coalesce(send);
