@@ -11,7 +11,7 @@ import { dirname, join, normalize } from 'node:path';
 import { installUnpacked, packLibrary, repoRoot, type PackedLibrary } from './packed-library.js';
 
 /** The entry points of the "exports" map, as built files under dist/cjs and dist/esm (and sources under lib/). */
-const ENTRIES = ['index', 'health/index', 'dashboard/index', 'testing/index', 'stores/redis/index', 'stores/postgres/index'];
+const ENTRIES = ['index', 'health/index', 'dashboard/index', 'testing/index', 'stores/redis/index', 'stores/postgres/index', 'stores/mysql/index'];
 
 let packed: PackedLibrary;
 let unpacked: string;
