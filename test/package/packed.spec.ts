@@ -83,7 +83,16 @@ describe('the packed tarball', () => {
     const attw = run(join(repoRoot, 'node_modules/.bin/attw'), [packed.tarball, '--format', 'json'], repoRoot);
     const report = JSON.parse(attw.stdout) as { analysis: { problems: unknown[]; entrypoints: Record<string, unknown> } };
     expect(report.analysis.problems).toEqual([]);
-    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './dashboard', './health', './package.json', './postgres', './redis', './testing']);
+    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual([
+      '.',
+      './dashboard',
+      './health',
+      './mysql',
+      './package.json',
+      './postgres',
+      './redis',
+      './testing',
+    ]);
     expect(attw.status).toBe(0);
   });
 
