@@ -174,22 +174,19 @@ export class MysqlLockDatabase {
    * they go on without it: a table another one created meanwhile is no error).
    */
   private async ensureSchema(pool: Pool): Promise<void> {
-    const present = await new Promise<boolean>((resolve, reject) =>
-      pool.query({ sql: this.probe, timeout: this.commandTimeout }, (err) => {
-        if (!err) resolve(true);
-        else if (errno(err) === NO_SUCH_TABLE) resolve(false);
-        else reject(err);
-      }),
-    );
-    if (present) return;
-    const conn = await pool.promise().getConnection();
+    const promisePool = pool.promise();
+    if (await this.tablesPresent((sql) => promisePool.query({ sql, timeout: this.commandTimeout }))) return;
+    const conn = await promisePool.getConnection();
     const name = `nest-lock schema ${this.tables.raw}`.slice(0, 64);
     let locked = false;
     try {
-      locked = await conn.query<RowDataPacket[]>('SELECT GET_LOCK(?, ?) AS ok', [name, Math.max(1, Math.floor(this.commandTimeout / 1000))]).then(
+      const wait = Math.max(1, Math.floor(this.commandTimeout / 1000));
+      locked = await conn.query<RowDataPacket[]>('SELECT GET_LOCK(?, ?) AS ok', [name, wait]).then(
         ([rows]) => Number(rows[0]?.ok) === 1,
         () => false,
       );
+      // Another instance may have created them while this one waited for its turn.
+      if (locked && (await this.tablesPresent((sql) => conn.query({ sql, timeout: this.commandTimeout })))) return;
       for (const statement of schemaStatements(this.tables)) {
         await conn.query({ sql: statement, timeout: this.commandTimeout }).catch((err: unknown) => {
           if (errno(err) !== TABLE_EXISTS) throw err;
@@ -199,5 +196,16 @@ export class MysqlLockDatabase {
       if (locked) await conn.query('SELECT RELEASE_LOCK(?)', [name]).catch(() => undefined);
       conn.release();
     }
+  }
+
+  /** Whether a read of both tables works, by `query` (a missing one fails it with ER_NO_SUCH_TABLE; any other failure is thrown). */
+  private tablesPresent(query: (sql: string) => Promise<unknown>): Promise<boolean> {
+    return query(this.probe).then(
+      () => true,
+      (err: unknown) => {
+        if (errno(err) === NO_SUCH_TABLE) return false;
+        throw err;
+      },
+    );
   }
 }

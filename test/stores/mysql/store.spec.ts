@@ -71,6 +71,29 @@ describe('MysqlLockProvider against a live database', () => {
     }
   }, 30_000);
 
+  test('a start with the tables in place runs no DDL (its connection ran no CREATE TABLE); one on missing tables creates both', async () => {
+    const fresh = uniqueMysqlTable('ddl');
+    const creates = async (pool: mysql.Pool): Promise<number> => {
+      const [rows] = await pool.promise().query<mysql.RowDataPacket[]>("SHOW SESSION STATUS LIKE 'Com_create_table'");
+      return Number(rows[0].Value);
+    };
+    // One connection each: the session counter is the provider's own.
+    const first = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 1 });
+    const second = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 1 });
+    try {
+      const a = new MysqlLockProvider({ connection: first, tableName: fresh });
+      expect(await a.acquire({ key: 'lock:a', owner: 'a', ttl: 1_000, wait: false })).not.toBeNull();
+      expect(await creates(first)).toBe(2);
+      const b = new MysqlLockProvider({ connection: second, tableName: fresh });
+      expect(await b.acquire({ key: 'lock:b', owner: 'b', ttl: 1_000, wait: false })).not.toBeNull();
+      expect(await creates(second)).toBe(0);
+      await Promise.all([a.close(), b.close()]);
+    } finally {
+      await Promise.all([first.promise().end(), second.promise().end()]);
+      await dropMysqlLockTables(fresh);
+    }
+  }, 20_000);
+
   test('createTable: false on missing tables fails naming schemaSql; schemaSql() in a migration creates them', async () => {
     const fresh = uniqueMysqlTable('mig');
     const p = new MysqlLockProvider({ connection: MYSQL_URL, tableName: fresh, createTable: false });
