@@ -5,6 +5,7 @@ import {
   connectionUrlMessage,
   describeValue,
   mysqlConnectionMessage,
+  mysqlPoolWithoutExecute,
   nodeRedisClientMessage,
   optionMessage,
   redisConnectionTypeMessage,
@@ -118,7 +119,7 @@ export function assertMysqlConnection(connection: unknown, where: string): void 
   if (isObjectWith(connection, 'getConnection')) {
     const c = connection as { execute?: unknown; pool?: { execute?: unknown } };
     if (typeof c.execute === 'function' || typeof c.pool?.execute === 'function') return;
-    throw new LockOptionsError(mysqlConnectionMessage(where, 'a pool without execute()'));
+    throw new LockOptionsError(mysqlConnectionMessage(where, mysqlPoolWithoutExecute));
   }
   if (typeof connection === 'string') return assertMysqlUrl(connection, where);
   if (connection === null || typeof connection !== 'object' || Array.isArray(connection) || !isPlainObject(connection)) {
@@ -132,7 +133,7 @@ export function assertMysqlConnection(connection: unknown, where: string): void 
 function assertMysqlUrl(url: string, where: string): void {
   const parts = splitUrl(url, where, 'mysql://user[:password]@host[:port]/database');
   if (parts.scheme !== 'mysql:' && parts.scheme !== 'mariadb:') {
-    throw new LockOptionsError(connectionUrlMessage(where, `the mysql URL has the scheme "${parts.scheme}" (host ${parts.host}); use mysql://`));
+    throw new LockOptionsError(connectionUrlMessage(where, connectionUrlProblems.mysqlScheme(parts.scheme, parts.host)));
   }
   checkUrlPort(parts, where, 'mysql');
 }

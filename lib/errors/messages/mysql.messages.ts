@@ -28,6 +28,9 @@ export const mysqlKeyTooLongMessage = (key: string, bytes: number, max: number):
   `MysqlLockProvider: the lock key "${key.slice(0, 40)}..." is ${bytes} bytes long; MySQL locks take keys of at most ${max} bytes. ` +
   'Use a shorter lock name (e.g. a hash of the long part).';
 
+/** A pool that has `getConnection` but no `execute`: the `mysql` package's. */
+export const mysqlPoolWithoutExecute = 'a pool without execute()';
+
 export const mysqlConnectionMessage = (where: string, got: string): string =>
   `${where}: mysql must be a mysql:// URL, mysql2 pool options (an object) or a mysql2 Pool (from mysql2 or mysql2/promise), got ${got}. ` +
   'A pool of the "mysql" package (mysqljs) has no prepared statements: use mysql2.';

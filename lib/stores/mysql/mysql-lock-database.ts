@@ -1,9 +1,9 @@
 import type { Pool, PoolOptions, ResultSetHeader, RowDataPacket } from 'mysql2';
-import { endpointOf, mysqlCause, mysqlLockTableMissingHint } from '../../errors/lock.messages.js';
+import { endpointOf, mysqlCause, mysqlLockTableMissingHint, storeCauses } from '../../errors/lock.messages.js';
 import { loadOptionalPeer } from '../optional-peer.js';
 import { BoundedSqlCalls } from '../sql/bounded-sql-calls.js';
 import type { MysqlConnection } from './mysql-lock-options.interface.js';
-import { schemaStatements, type MysqlLockTables } from './mysql-lock-tables.js';
+import { schemaStatements, type MysqlLockStatements, type MysqlLockTables } from './mysql-lock-tables.js';
 
 type Mysql2Module = typeof import('mysql2');
 
@@ -11,8 +11,8 @@ type Mysql2Module = typeof import('mysql2');
 export interface MysqlLockDatabaseOptions {
   readonly connection: MysqlConnection;
   readonly tables: MysqlLockTables;
-  /** The read of both tables that fails when one is missing (`ping.sql`). */
-  readonly probe: string;
+  /** The statements of the tables' creation: the read of both that fails when one is missing (`ping`), and the schema lock. */
+  readonly sql: Pick<MysqlLockStatements, 'ping' | 'schemaLock' | 'schemaUnlock'>;
   readonly createTable: boolean;
   readonly commandTimeout: number;
 }
@@ -62,7 +62,7 @@ export class MysqlLockDatabase {
 
   private readonly connection: MysqlConnection;
   private readonly tables: MysqlLockTables;
-  private readonly probe: string;
+  private readonly sql: MysqlLockDatabaseOptions['sql'];
   private readonly createTable: boolean;
   private pool?: Pool;
   private schema?: Promise<void>;
@@ -72,7 +72,7 @@ export class MysqlLockDatabase {
   constructor(options: MysqlLockDatabaseOptions) {
     this.connection = options.connection;
     this.tables = options.tables;
-    this.probe = options.probe;
+    this.sql = options.sql;
     this.createTable = options.createTable;
     this.commandTimeout = options.commandTimeout;
     this.calls = new BoundedSqlCalls({
@@ -141,7 +141,7 @@ export class MysqlLockDatabase {
 
   /** The pool, with the tables created (once, on first use, when missing). */
   private async ready(): Promise<Pool> {
-    if (this.isClosed && this.ownsPool && !this.pool) throw new Error('the provider is closed');
+    if (this.isClosed && this.ownsPool && !this.pool) throw new Error(storeCauses.providerClosed);
     if (!this.pool) {
       const given = corePool(this.connection);
       if (given) {
@@ -177,11 +177,10 @@ export class MysqlLockDatabase {
     const promisePool = pool.promise();
     if (await this.tablesPresent((sql) => promisePool.query({ sql, timeout: this.commandTimeout }))) return;
     const conn = await promisePool.getConnection();
-    const name = `nest-lock schema ${this.tables.raw}`.slice(0, 64);
     let locked = false;
     try {
       const wait = Math.max(1, Math.floor(this.commandTimeout / 1000));
-      locked = await conn.query<RowDataPacket[]>('SELECT GET_LOCK(?, ?) AS ok', [name, wait]).then(
+      locked = await conn.query<RowDataPacket[]>(this.sql.schemaLock, [this.tables.raw, wait]).then(
         ([rows]) => Number(rows[0]?.ok) === 1,
         () => false,
       );
@@ -193,14 +192,14 @@ export class MysqlLockDatabase {
         });
       }
     } finally {
-      if (locked) await conn.query('SELECT RELEASE_LOCK(?)', [name]).catch(() => undefined);
+      if (locked) await conn.query(this.sql.schemaUnlock, [this.tables.raw]).catch(() => undefined);
       conn.release();
     }
   }
 
   /** Whether a read of both tables works, by `query` (a missing one fails it with ER_NO_SUCH_TABLE; any other failure is thrown). */
   private tablesPresent(query: (sql: string) => Promise<unknown>): Promise<boolean> {
-    return query(this.probe).then(
+    return query(this.sql.ping).then(
       () => true,
       (err: unknown) => {
         if (errno(err) === NO_SUCH_TABLE) return false;

@@ -3,7 +3,7 @@
  * their DDL (`statements/schema.sql`).
  */
 import { LockOptionsError } from '../../errors/lock.errors.js';
-import { mysqlTableNameMessage, optionMessage } from '../../errors/lock.messages.js';
+import { expected, mysqlTableNameMessage, optionMessage } from '../../errors/lock.messages.js';
 import { sqlStatement, sqlWithTables } from '../sql/sql-statement.js';
 
 /** Default lock table of {@link MysqlLockProvider}. */
@@ -31,7 +31,7 @@ export interface MysqlLockTables {
  */
 export function mysqlLockTables(tableName: unknown): MysqlLockTables {
   const where = 'MysqlLockProvider';
-  if (typeof tableName !== 'string') throw new LockOptionsError(optionMessage(where, 'tableName', 'a string', tableName));
+  if (typeof tableName !== 'string') throw new LockOptionsError(optionMessage(where, 'tableName', expected.string, tableName));
   const parts = tableName.split('.');
   const table = parts[parts.length - 1];
   if (parts.length > 2 || !parts.every((p) => IDENT.test(p) && p.length <= 64) || table.length > MAX_TABLE) {
@@ -83,6 +83,8 @@ export function mysqlLockStatements(tables: MysqlLockTables) {
     holder: load('holder'),
     inspect: load('inspect'),
     ping: load('ping'),
+    schemaLock: load('schema-lock'),
+    schemaUnlock: load('schema-unlock'),
   };
 }
 

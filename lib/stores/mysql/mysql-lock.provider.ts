@@ -3,7 +3,7 @@ import { assertDuration } from '../../contract/lock-limits.validation.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { LockOptionsError } from '../../errors/lock.errors.js';
-import { mysqlKeyTooLongMessage, optionMessage, providerOptionsMessage } from '../../errors/lock.messages.js';
+import { expected, mysqlKeyTooLongMessage, optionMessage, providerOptionsExamples, providerOptionsMessage } from '../../errors/lock.messages.js';
 import { assertMysqlConnection } from '../connection-options.validation.js';
 import { MysqlLockDatabase } from './mysql-lock-database.js';
 import type { MysqlLockProviderOptions } from './mysql-lock-options.interface.js';
@@ -56,17 +56,17 @@ export class MysqlLockProvider extends LockProvider {
   constructor(options: MysqlLockProviderOptions) {
     super();
     if (options === null || typeof options !== 'object') {
-      throw new LockOptionsError(providerOptionsMessage('MysqlLockProvider', '{ connection: "mysql://user@host/db" }'));
+      throw new LockOptionsError(providerOptionsMessage('MysqlLockProvider', providerOptionsExamples.mysql));
     }
     const { connection, tableName = DEFAULT_MYSQL_LOCK_TABLE, commandTimeout = DEFAULT_COMMAND_TIMEOUT, createTable = true } = options;
     assertMysqlConnection(connection, 'MysqlLockProvider');
     assertDuration(commandTimeout, 'commandTimeout', 'MysqlLockProvider', false);
-    if (typeof createTable !== 'boolean') throw new LockOptionsError(optionMessage('MysqlLockProvider', 'createTable', 'true or false', createTable));
+    if (typeof createTable !== 'boolean') throw new LockOptionsError(optionMessage('MysqlLockProvider', 'createTable', expected.boolean, createTable));
     const tables = mysqlLockTables(tableName);
     this.sql = mysqlLockStatements(tables);
     this.tableName = tableName;
     this.commandTimeout = commandTimeout;
-    this.database = new MysqlLockDatabase({ connection, tables, probe: this.sql.ping, createTable, commandTimeout });
+    this.database = new MysqlLockDatabase({ connection, tables, sql: this.sql, createTable, commandTimeout });
     const waiterLease = Math.min(MAX_DURATION_MS, Math.max(5_000, 2 * commandTimeout));
     this.waiting = new MysqlLockWaiting(this.database, this.sql, (key, owner, ttl, ticket) => this.attempt(key, owner, ttl, ticket), waiterLease);
   }
