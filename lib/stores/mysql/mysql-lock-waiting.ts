@@ -95,10 +95,17 @@ export class MysqlLockWaiting {
     return run;
   }
 
-  /** A lock of `key` was freed or shortened by this process: its first waiter here tries now, and the watcher looks soon. */
+  /** A lock of `key` was freed by this process: its first waiter here tries now, and the watcher looks soon. */
   released(key: string): void {
     this.first(key)?.wake();
+    this.extended(key);
+  }
+
+  /** A lease of `key` was set anew by this process (perhaps shorter): the watcher looks again soon, at the new lease end. */
+  extended(key: string): void {
+    if (!this.byKey.has(key)) return;
     this.pause = WATCH_MIN_MS;
+    if (!this.looking) this.schedule(WATCH_MIN_MS);
   }
 
   /** Resolves every waiter `null` (their rows are deleted) and stops the watcher. */

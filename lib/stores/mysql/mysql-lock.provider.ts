@@ -100,12 +100,12 @@ export class MysqlLockProvider extends LockProvider {
 
   /**
    * Sets the owner's lease to end `ttl` ms from now, on the database's clock;
-   * a shorter lease wakes this process's next waiter.
+   * this process's waiters of the name look again soon (the lease may be shorter).
    * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout`.
    */
   async extend(key: string, owner: string, ttl: number): Promise<boolean> {
     const r = await this.database.bounded('extend', key, () => this.database.write(this.sql.extend, [Math.round(ttl * 1000), key, owner]));
-    this.waiting.released(key);
+    this.waiting.extended(key);
     return r.affectedRows > 0;
   }
 
