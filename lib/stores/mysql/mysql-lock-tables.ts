@@ -83,6 +83,7 @@ export function mysqlLockStatements(tables: MysqlLockTables) {
     holder: load('holder'),
     inspect: load('inspect'),
     ping: load('ping'),
+    prune: load('prune'),
     schemaLock: load('schema-lock'),
     schemaUnlock: load('schema-unlock'),
   };

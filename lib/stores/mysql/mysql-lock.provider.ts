@@ -12,6 +12,8 @@ import { MysqlLockWaiting, type MysqlLockAttempt } from './mysql-lock-waiting.js
 
 /** Longest lock key (prefix included), in bytes: the `name` column (`VARBINARY(2000)`). */
 const MAX_KEY_BYTES = 2_000;
+/** Rows `prune()` deletes per statement. */
+const PRUNE_BATCH = 5_000;
 /** MySQL's ER_DUP_ENTRY: the row of a name was created meanwhile. */
 const DUP_ENTRY = 1062;
 
@@ -118,6 +120,36 @@ export class MysqlLockProvider extends LockProvider {
     const r = await this.database.bounded('release', key, () => this.database.write(this.sql.release, [key, owner]));
     this.waiting.released(key);
     return r.affectedRows > 0;
+  }
+
+  /**
+   * Deletes the rows of locks whose lease ended more than `olderThanMs` ago
+   * (default one hour; at least one minute), in batches of 5 000, and answers
+   * how many. The table keeps one row per lock name ever used (the row
+   * carries the name's fencing counter); this provider does not prune by
+   * itself: call it now and then (from a scheduled task, say) if your lock
+   * names change. A name whose row was deleted starts again from the
+   * database clock in microseconds, ahead of every token the old row gave
+   * (only rows whose counter is behind the clock by `olderThanMs` go), unless
+   * the database clock is set back by more than that. Rows with a live holder
+   * or a live waiter are never deleted.
+   *
+   * @example
+   * ```ts
+   * const deleted = await provider.prune(24 * 3_600_000); // unused for a day
+   * ```
+   * @throws {LockOptionsError} for an `olderThanMs` under 60 000, over `MAX_DURATION_MS` or not a finite number.
+   * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout` (per batch).
+   */
+  async prune(olderThanMs: number = 3_600_000): Promise<number> {
+    assertDuration(olderThanMs, 'olderThanMs', 'MysqlLockProvider.prune', false, 60_000);
+    const us = Math.round(olderThanMs * 1000);
+    let deleted = 0;
+    for (;;) {
+      const r = await this.database.bounded('prune', undefined, () => this.database.write(this.sql.prune, [us, us, String(PRUNE_BATCH)]));
+      deleted += r.affectedRows;
+      if (r.affectedRows < PRUNE_BATCH) return deleted;
+    }
   }
 
   /**

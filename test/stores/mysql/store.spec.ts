@@ -94,6 +94,31 @@ describe('MysqlLockProvider against a live database', () => {
     }
   }, 20_000);
 
+  test('prune() deletes the rows of names unused for longer than its age, never a held one, and a name pruned comes back with greater tokens', async () => {
+    const fresh = uniqueMysqlTable('prune');
+    const p = new MysqlLockProvider({ connection: MYSQL_URL, tableName: fresh });
+    try {
+      const old = await p.acquire({ key: 'lock:old', owner: 'a', ttl: 60_000, wait: false });
+      await p.release('lock:old', 'a');
+      await p.acquire({ key: 'lock:held', owner: 'h', ttl: 60_000, wait: false });
+      await p.acquire({ key: 'lock:recent', owner: 'r', ttl: 60_000, wait: false });
+      await p.release('lock:recent', 'r');
+      // Age two rows by two hours, as if unused since: the released one, and the held one (its lease still runs).
+      await mysqlQuery(
+        `UPDATE \`${fresh}\` SET expires_at = IF(name = 'lock:old', expires_at - INTERVAL 2 HOUR, expires_at), fencing_token = fencing_token - 7200000000 WHERE name IN ('lock:old', 'lock:held')`,
+      );
+      expect(await p.prune(3_600_000)).toBe(1);
+      const names = await mysqlQuery<Array<{ n: string }>>(`SELECT CAST(name AS CHAR) AS n FROM \`${fresh}\` ORDER BY name`);
+      expect(names.map((r) => r.n)).toEqual(['lock:held', 'lock:recent']);
+      const again = await p.acquire({ key: 'lock:old', owner: 'b', ttl: 1_000, wait: false });
+      expect(again!.fencingToken).toBeGreaterThan(old!.fencingToken);
+      await expect(p.prune(1_000)).rejects.toThrow(LockOptionsError);
+    } finally {
+      await p.close();
+      await dropMysqlLockTables(fresh);
+    }
+  }, 20_000);
+
   test('createTable: false on missing tables fails naming schemaSql; schemaSql() in a migration creates them', async () => {
     const fresh = uniqueMysqlTable('mig');
     const p = new MysqlLockProvider({ connection: MYSQL_URL, tableName: fresh, createTable: false });
