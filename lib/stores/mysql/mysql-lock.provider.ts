@@ -213,17 +213,27 @@ export class MysqlLockProvider extends LockProvider {
     const us = Math.round(ttl * 1000);
     for (let tries = 0; tries < 3; tries++) {
       const r = await this.database.write(this.sql.acquire, [owner, us, key, key, ticket, ticket]);
-      if (r.affectedRows > 0) return { token: Number(r.insertId) };
+      if (r.affectedRows > 0) return { token: await this.granted(key, owner, r.insertId) };
       const state = await this.database.read(this.sql.state, [owner, key]);
       // A queued waiter that holds it already: its previous attempt committed and the answer was lost.
       if (state.length > 0) return { token: ticket === null || state[0].mine === null ? null : Number(state[0].mine) };
       try {
         const n = await this.database.write(this.sql.acquireNew, [key, owner, us, key]);
-        return { token: n.affectedRows > 0 ? Number(n.insertId) : null };
+        return { token: n.affectedRows > 0 ? await this.granted(key, owner, n.insertId) : null };
       } catch (err) {
         if ((err as { errno?: number }).errno !== DUP_ENTRY) throw err;
       }
     }
     return { token: null };
+  }
+
+  /**
+   * The fencing token of a grant: the insert id `LAST_INSERT_ID(token)` set,
+   * or, where a server or proxy does not pass it on (0), a read of the row.
+   */
+  private async granted(key: string, owner: string, insertId: number): Promise<number> {
+    if (Number(insertId) > 0) return Number(insertId);
+    const rows = await this.database.read(this.sql.state, [owner, key]);
+    return Number(rows[0]?.mine);
   }
 }
