@@ -15,7 +15,7 @@ describeOfferedConformance(
   {
     limitAndShared: false,
     acquireMany: false,
-    extendMany: false,
+    extendMany: true,
     pausedHolder: pausedHolderOn({ kind: 'mysql', connection: MYSQL_URL, tableName: table }),
   },
 );

@@ -80,6 +80,7 @@ export function mysqlLockStatements(tables: MysqlLockTables) {
     watch: load('watch'),
     release: load('release'),
     extend: load('extend'),
+    extendMany: load('extend-many'),
     holder: load('holder'),
     inspect: load('inspect'),
     ping: load('ping'),

@@ -1,6 +1,6 @@
 import { DEFAULT_COMMAND_TIMEOUT, MAX_DURATION_MS } from '../../contract/lock.constants.js';
 import { assertDuration } from '../../contract/lock-limits.validation.js';
-import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
+import { LockProvider, lockHolder, type LockAcquireRequest, type LockExtension, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { LockOptionsError } from '../../errors/lock.errors.js';
 import { expected, mysqlKeyTooLongMessage, optionMessage, providerOptionsExamples, providerOptionsMessage } from '../../errors/lock.messages.js';
@@ -109,6 +109,24 @@ export class MysqlLockProvider extends LockProvider {
     const r = await this.database.bounded('extend', key, () => this.database.write(this.sql.extend, [Math.round(ttl * 1000), key, owner]));
     this.waiting.extended(key);
     return r.affectedRows > 0;
+  }
+
+  /**
+   * {@inheritDoc LockProvider.extendMany}
+   * One statement (an `UPDATE` joined to a JSON array of the locks, in name
+   * order) for all of them: a renewal of many held locks is one round trip.
+   * MySQL has no `RETURNING`: when fewer rows changed than locks were sent,
+   * `extend` of each says which (a live lease extended twice is harmless).
+   * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout`.
+   */
+  async extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
+    if (locks.length === 0) return [];
+    const ordered = [...locks].sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
+    const json = JSON.stringify(ordered.map((l) => ({ k: l.key, o: l.owner, t: Math.round(l.ttl * 1000) })));
+    const r = await this.database.bounded('extend', locks[0].key, () => this.database.write(this.sql.extendMany, [json]));
+    for (const l of locks) this.waiting.extended(l.key);
+    if (r.affectedRows === locks.length) return locks.map(() => true);
+    return Promise.all(locks.map((l) => this.extend(l.key, l.owner, l.ttl)));
   }
 
   /**

@@ -136,6 +136,18 @@ describe('MysqlLockProvider against a live database', () => {
     }
   }, 20_000);
 
+  test('extendMany of locks all still held (names out of byte order, non-ASCII) sets every lease and answers all true', async () => {
+    const p = new MysqlLockProvider({ connection: MYSQL_URL, tableName: table });
+    const keys = ['lock:many-z', 'lock:many-ä', 'lock:many-a'];
+    try {
+      for (const key of keys) expect(await p.acquire({ key, owner: `o-${key}`, ttl: 1_000, wait: false })).not.toBeNull();
+      expect(await p.extendMany(keys.map((key) => ({ key, owner: `o-${key}`, ttl: 60_000 })))).toEqual([true, true, true]);
+      for (const key of keys) expect((await p.holder(key))?.remainingMs).toBeGreaterThan(30_000);
+    } finally {
+      await p.close();
+    }
+  }, 20_000);
+
   test('close() leaves an app pool (mysql2 or mysql2/promise) open; a waiter queued at close resolves null', async () => {
     const pool = mysqlPromise.createPool({ uri: MYSQL_URL, connectionLimit: 2 });
     const p = new MysqlLockProvider({ connection: pool, tableName: table });
