@@ -27,7 +27,7 @@ export default {
     '^(\\.{1,2}/(?:.*/)?(?:require-peer|lua-source|sql-source))\\.cjs$': '$1.cts',
     '^nest-lock$': '<rootDir>/lib/index.ts',
     '^nest-lock/(health|dashboard|testing)$': '<rootDir>/lib/$1/index.ts',
-    '^nest-lock/(redis|postgres)$': '<rootDir>/lib/stores/$1/index.ts',
+    '^nest-lock/(redis|postgres|mysql)$': '<rootDir>/lib/stores/$1/index.ts',
   },
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
   // The example apps under test/apps run their own specs with their own runners.

@@ -11,7 +11,7 @@
  * --contenders=ours-redis,raw-redis (contender ids; for quick comparisons while
  * working on one path: ratios need the raw and peer rows of their scenario).
  * Scenarios 7 to 11 print tables of their own (9: semaphore, 10: read/write, 11: keys left by released names; --only=9,10,11).
- * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/test).
+ * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_MYSQL_URL (default mysql://root@127.0.0.1:3306/test).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -32,6 +32,7 @@ import { semaphore } from './scenarios/s9-semaphore.scenario.js';
 import { readWrite } from './scenarios/s10-read-write.scenario.js';
 import { leftoverKeys } from './scenarios/s11-leftover-keys.scenario.js';
 import { READ_WRITE, SEMAPHORE } from './contenders/permits.contenders.js';
+import { MYSQL, MYSQL_CONTENDED, mysqlServerVersion } from './contenders/mysql.contenders.js';
 import { growthTable, sizesFlag, type GrowthTable } from './support/growth.js';
 import { BenchRedis } from './support/redis-server.js';
 import { legend, table, targetLines, targets } from './support/report.js';
@@ -103,7 +104,9 @@ async function main(): Promise<void> {
   const redis = await BenchRedis.start();
   const pgUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const pgVersion = await postgresVersion(pgUrl);
-  const env: BenchEnv = { redisUrl: redis.url, pgUrl, ttl: DEFAULT_BENCH_TTL };
+  const mysqlUrl = process.env.BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+  const mysqlVersion = await mysqlServerVersion(mysqlUrl);
+  const env: BenchEnv = { redisUrl: redis.url, pgUrl, mysqlUrl, ttl: DEFAULT_BENCH_TTL };
   const ctx: BenchContext = { env, options, log };
   log(`bench redis-server ${redis.version} on port ${redis.port}; postgres ${pgVersion ?? 'not reachable'}; ${options.quick ? 'quick' : 'full'} run`);
   const rows: Row[] = [];
@@ -139,6 +142,13 @@ async function main(): Promise<void> {
         rows.push(...(await contended(ctx, redis, 's6b', pick(POSTGRES_CONTENDED))));
       } else {
         log(`scenario 6 skipped: PostgreSQL not reachable at ${pgUrl}`);
+      }
+      if (mysqlVersion) {
+        log(`scenario 6: MySQL (${mysqlVersion})`);
+        rows.push(...(await uncontended(ctx, 's6a', pick(MYSQL))));
+        rows.push(...(await contended(ctx, redis, 's6b', pick(MYSQL_CONTENDED))));
+      } else {
+        log(`scenario 6 (MySQL) skipped: not reachable at ${mysqlUrl}`);
       }
     }
     if (wants(7)) {

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** Entry points of the "exports" map, relative to lib/ and to each build folder. */
-const ENTRIES = ['index', 'health/index', 'dashboard/index', 'testing/index', 'stores/redis/index', 'stores/postgres/index'];
+const ENTRIES = ['index', 'health/index', 'dashboard/index', 'testing/index', 'stores/redis/index', 'stores/postgres/index', 'stores/mysql/index'];
 
 rmSync(join(root, 'dist/cjs'), { recursive: true, force: true });
 rmSync(join(root, 'dist/esm'), { recursive: true, force: true });

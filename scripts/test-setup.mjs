@@ -14,7 +14,8 @@
  *   TEST_POSTGRES_URL), and initdb / pg_ctl / postgres (on PATH or in
  *   /usr/lib/postgresql/<version>/bin: a test restarts a server of its own),
  *   which, as root, run as the OS user `postgres` through runuser;
- * - MariaDB on 127.0.0.1:3306;
+ * - MariaDB on 127.0.0.1:3306 (started when it is not running), root without a password, and
+ *   the database `test` (or TEST_MYSQL_URL; created when missing);
  * - Chromium at /usr/bin/chromium (Debian's `chromium`: the lock page's
  *   browser test).
  * The commands named are Debian's (apt-get), as on the CI machine.
@@ -191,6 +192,50 @@ if (!(await mariadbUp())) {
     const failed = run(onPath('start-stop-daemon', ['/usr/sbin', '/sbin']), ['--start', '--oknodo', '--background', '--exec', mariadbd]);
     if (failed || !(await waitFor(mariadbUp, 20_000))) problems.push(`MariaDB did not start on 127.0.0.1:3306${failed ? `: ${failed}` : ''}`);
   }
+}
+
+// The MySQL store's tests log in as root without a password (or TEST_MYSQL_URL) to the database test, created here if missing.
+const mysqlUrl = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+let mysql2;
+try {
+  mysql2 = (await import('mysql2/promise')).default;
+} catch {
+  problems.push('the dev dependencies are not installed (the set-up checks MariaDB with mysql2): npm install');
+}
+/** '' when `select 1` runs on `url`; else the error's code and message. */
+async function mysqlAnswer(url) {
+  let conn;
+  try {
+    conn = await mysql2.createConnection({ uri: url, connectTimeout: 2_000 });
+    await conn.query('select 1');
+    return '';
+  } catch (err) {
+    return `${err.code ? `${err.code}: ` : ''}${err.message}`;
+  } finally {
+    await conn?.end().catch(() => {});
+  }
+}
+if (mysql2 && (await mariadbUp())) {
+  const target = new URL(mysqlUrl);
+  let answer = await mysqlAnswer(mysqlUrl);
+  if (answer.startsWith('ER_BAD_DB_ERROR')) {
+    const database = decodeURIComponent(target.pathname.slice(1));
+    const admin = new URL(mysqlUrl);
+    admin.pathname = '/';
+    let conn;
+    try {
+      conn = await mysql2.createConnection({ uri: admin.href, connectTimeout: 2_000 });
+      console.log(`test set-up: creating the MariaDB database ${database}`);
+      await conn.query(`create database \`${database.replaceAll('`', '``')}\``);
+      answer = await mysqlAnswer(mysqlUrl);
+    } catch (err) {
+      answer = `${answer}; creating it failed: ${err.message}`;
+    } finally {
+      await conn?.end().catch(() => {});
+    }
+  }
+  if (answer)
+    problems.push(`MariaDB at ${target.host}${target.pathname} (TEST_MYSQL_URL) does not answer: ${answer}: the tests connect as root without a password`);
 }
 
 // --- Chromium ------------------------------------------------------------------------------

@@ -14,11 +14,13 @@ export interface BenchEnv {
   /** The bench's own redis-server (a free port), so `INFO stats` counts only bench traffic. */
   readonly redisUrl: string;
   readonly pgUrl: string;
+  /** MySQL / MariaDB of scenario 6's MySQL rows (`BENCH_MYSQL_URL`). */
+  readonly mysqlUrl: string;
   /** Lease for every contender, in ms: long enough that no section ever outlives it. */
   readonly ttl: number;
 }
 
-export type Store = 'redis' | 'postgres' | 'memory';
+export type Store = 'redis' | 'postgres' | 'mysql' | 'memory';
 
 export interface Contender {
   /** Stable id, used on the command line, in worker processes and in the JSON. */

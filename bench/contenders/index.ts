@@ -9,6 +9,7 @@ import { rawRedis } from './raw-redis.contender.js';
 import { redlock4Default, redlock4Tuned } from './redlock4.contender.js';
 import { sesameDefault, sesameTuned } from './sesame-redlock.contender.js';
 import { PERMIT_CONTENDERS } from './permits.contenders.js';
+import { oursMysql, rawMysql } from './mysql.contenders.js';
 
 export type { Contender, LockClient, BenchEnv } from './contender.js';
 
@@ -30,6 +31,8 @@ export const ALL_CONTENDERS: readonly Contender[] = [
   asyncMutex,
   oursPostgres,
   rawPostgres,
+  oursMysql,
+  rawMysql,
   noLockCeiling,
   ...PERMIT_CONTENDERS,
 ];

@@ -9,7 +9,7 @@ import { startReplica } from '../support/redis-server.js';
  * provider, with its defaults (lease renewal on, FIFO wake-up on release,
  * local hand-off between callers of one process).
  */
-function ours(
+export function ours(
   id: string,
   label: string,
   store: Contender['store'],

@@ -80,7 +80,7 @@ export interface LockProvider extends LockProviderCapabilities {}
  */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export abstract class LockProvider {
-  /** A short name for logs and health output: `memory`, `redis`, `postgres`. */
+  /** A short name for logs and health output: `memory`, `redis`, `postgres`, `mysql`. */
   abstract readonly kind: string;
 
   /**

@@ -8,6 +8,7 @@
 export * from './messages/lock-outcome.messages.js';
 export * from './messages/log.messages.js';
 export * from './messages/store-cause.messages.js';
+export * from './messages/mysql.messages.js';
 export * from './messages/option.messages.js';
 export * from './messages/option-values.messages.js';
 export * from './messages/usage.messages.js';

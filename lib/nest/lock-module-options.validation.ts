@@ -4,7 +4,17 @@ import { assertDefaults, assertOptionsObject, DEFAULTS_KEYS } from '../engine/lo
 import { assertStoreOptions } from '../stores/lock-store-options.validation.js';
 import type { LockModuleOptions } from './lock-module-options.interface.js';
 
-const MODULE_KEYS = new Set<string>([...DEFAULTS_KEYS, 'provider', 'redis', 'postgres', 'commandTimeout', 'waitForReplicas', 'evictionCheck', 'verifyOnBoot']);
+const MODULE_KEYS = new Set<string>([
+  ...DEFAULTS_KEYS,
+  'provider',
+  'redis',
+  'postgres',
+  'mysql',
+  'commandTimeout',
+  'waitForReplicas',
+  'evictionCheck',
+  'verifyOnBoot',
+]);
 
 /** Checks `LockModule.forRoot()` / `forRootAsync()` options, where they come in. */
 export function assertModuleOptions(options: unknown): asserts options is LockModuleOptions {

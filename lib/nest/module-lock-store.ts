@@ -8,7 +8,7 @@ export const CLOSES_LOCK_PROVIDER = Symbol('nest-lock:closes-lock-provider');
 
 /**
  * The store of `LockModule`: the options' `provider`, or one built from
- * their `redis` / `postgres` (or the in-memory default), remembered so that
+ * their `redis` / `postgres` / `mysql` (or the in-memory default), remembered so that
  * the module closes only what it built: not a `provider` passed in, nor one
  * that a test module put in place of `LockProvider` (then this builds nothing).
  * @internal

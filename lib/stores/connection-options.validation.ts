@@ -3,6 +3,9 @@ import { LockOptionsError } from '../errors/lock.errors.js';
 import type { IovalkeyClient, NodeRedisClient, NodeRedisCluster } from './redis/redis-lock-provider.interface.js';
 import {
   connectionUrlMessage,
+  describeValue,
+  mysqlConnectionMessage,
+  mysqlPoolWithoutExecute,
   nodeRedisClientMessage,
   optionMessage,
   redisConnectionTypeMessage,
@@ -105,6 +108,34 @@ export function assertPostgresConnection(connection: unknown, where: string): vo
   const o = connection as Record<string, unknown>;
   if (typeof o.connectionString === 'string') assertPostgresUrl(o.connectionString, `${where} (connectionString)`);
   assertPort(o.port, `${where}: postgres.port`);
+}
+
+/**
+ * Checks `mysql`: a `mysql://` URL, a plain object of `mysql2` pool options
+ * (its `uri` and `port`), or a `mysql2` pool (not checked further). A pool
+ * without `execute` (the `mysql` package's) is refused.
+ */
+export function assertMysqlConnection(connection: unknown, where: string): void {
+  if (isObjectWith(connection, 'getConnection')) {
+    const c = connection as { execute?: unknown; pool?: { execute?: unknown } };
+    if (typeof c.execute === 'function' || typeof c.pool?.execute === 'function') return;
+    throw new LockOptionsError(mysqlConnectionMessage(where, mysqlPoolWithoutExecute));
+  }
+  if (typeof connection === 'string') return assertMysqlUrl(connection, where);
+  if (connection === null || typeof connection !== 'object' || Array.isArray(connection) || !isPlainObject(connection)) {
+    throw new LockOptionsError(mysqlConnectionMessage(where, describeValue(connection)));
+  }
+  const o = connection as Record<string, unknown>;
+  if (typeof o.uri === 'string') assertMysqlUrl(o.uri, `${where} (uri)`);
+  assertPort(o.port, `${where}: mysql.port`);
+}
+
+function assertMysqlUrl(url: string, where: string): void {
+  const parts = splitUrl(url, where, 'mysql://user[:password]@host[:port]/database');
+  if (parts.scheme !== 'mysql:' && parts.scheme !== 'mariadb:') {
+    throw new LockOptionsError(connectionUrlMessage(where, connectionUrlProblems.mysqlScheme(parts.scheme, parts.host)));
+  }
+  checkUrlPort(parts, where, 'mysql');
 }
 
 function assertRedisUrl(url: string, where: string): void {

@@ -3,13 +3,15 @@ import { optionPlaces } from '../errors/lock.messages.js';
 import type { LockProvider } from '../contract/lock-provider.js';
 import type { LockLogger } from '../contract/lock-logger.interface.js';
 import type { LockStoreOptions } from './lock-store-options.interface.js';
+import type { MysqlConnection, MysqlLockProviderOptions } from './mysql/index.js';
 import { assertStoreOptions } from './lock-store-options.validation.js';
 
 /**
  * Builds the store that options name: `provider` as given, a
- * `RedisLockProvider` for `redis`, a `PostgresLockProvider` for `postgres`
- * (each peer loaded only then), else the in-memory default. `LockModule`
- * closes on shutdown a store it built; a `provider` you pass stays yours.
+ * `RedisLockProvider` for `redis`, a `PostgresLockProvider` for `postgres`,
+ * a `MysqlLockProvider` for `mysql` (each peer loaded only then), else the
+ * in-memory default. `LockModule` closes on shutdown a store it built; a
+ * `provider` you pass stays yours.
  * @throws {LockOptionsError} for store options that can never work.
  */
 export async function createLockProvider(options: LockStoreOptions = {}): Promise<LockProvider> {
@@ -30,6 +32,13 @@ export async function buildLockProvider(options: LockStoreOptions, logger?: Lock
     const given = options.postgres;
     const settings = typeof given === 'object' && given !== null && 'connection' in given ? { ...given } : { connection: given };
     return new PostgresLockProvider({ commandTimeout: options.commandTimeout, ...settings });
+  }
+  if (options.mysql !== undefined) {
+    const { MysqlLockProvider } = await import('./mysql/index.js');
+    const given = options.mysql;
+    const full = typeof given === 'object' && given !== null && 'connection' in given && !('getConnection' in given);
+    const settings = full ? { ...(given as MysqlLockProviderOptions) } : { connection: given as MysqlConnection };
+    return new MysqlLockProvider({ commandTimeout: options.commandTimeout, ...settings });
   }
   return new InMemoryLockProvider();
 }

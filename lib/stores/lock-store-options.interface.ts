@@ -1,6 +1,7 @@
 import type { LockProvider } from '../contract/lock-provider.js';
 import type { RedisConnection } from './redis/index.js';
 import type { PostgresConnection, PostgresLockProviderOptions } from './postgres/index.js';
+import type { MysqlConnection, MysqlLockProviderOptions } from './mysql/index.js';
 
 /** Which store to build, and how (the store part of `LockModule.forRoot()` options; see {@link createLockProvider}). */
 export interface LockStoreOptions {
@@ -31,6 +32,17 @@ export interface LockStoreOptions {
    * ```
    */
   postgres?: PostgresConnection | PostgresLockProviderOptions;
+  /**
+   * Keep locks in MySQL 8.0+ or MariaDB 10.6+, one row per lock (optional
+   * peer `mysql2`): a `mysql://` URL, `mysql2` pool options, a `mysql2` pool
+   * (left open on shutdown), or full {@link MysqlLockProviderOptions}.
+   *
+   * @example
+   * ```ts
+   * LockModule.forRoot({ mysql: process.env.MYSQL_URL, commandTimeout: 2_000 })
+   * ```
+   */
+  mysql?: MysqlConnection | MysqlLockProviderOptions;
   /**
    * With `redis`: a grant counts only once this many replicas have it
    * (Redis `WAIT`); see `RedisLockProviderOptions.waitForReplicas`. Default `0`.

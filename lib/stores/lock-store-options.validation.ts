@@ -1,7 +1,7 @@
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { describeValue, oneStoreMessage, optionMessage, redisOnlyOptionMessage, expected, waitForReplicasMessage } from '../errors/lock.messages.js';
 import { LockProvider } from '../contract/lock-provider.js';
-import { assertPostgresConnection, assertRedisConnection } from './connection-options.validation.js';
+import { assertMysqlConnection, assertPostgresConnection, assertRedisConnection } from './connection-options.validation.js';
 import type { LockStoreOptions } from './lock-store-options.interface.js';
 import { assertDuration } from '../contract/lock-limits.validation.js';
 
@@ -18,7 +18,7 @@ export function assertStoreOptions(options: unknown, where: string): asserts opt
     throw new LockOptionsError(optionMessage(where, 'provider', expected.provider, o.provider));
   }
   assertDuration(o.commandTimeout, 'commandTimeout', where, false);
-  const stores = ['provider', 'redis', 'postgres'].filter((k) => o[k] !== undefined);
+  const stores = ['provider', 'redis', 'postgres', 'mysql'].filter((k) => o[k] !== undefined);
   if (stores.length > 1) {
     throw new LockOptionsError(oneStoreMessage(where, stores));
   }
@@ -26,6 +26,11 @@ export function assertStoreOptions(options: unknown, where: string): asserts opt
   if (o.postgres !== undefined) {
     const pg = o.postgres as Record<string, unknown> | null;
     assertPostgresConnection(pg !== null && typeof pg === 'object' && 'connection' in pg ? pg.connection : pg, where);
+  }
+  if (o.mysql !== undefined) {
+    const my = o.mysql as Record<string, unknown> | null;
+    const isOptions = my !== null && typeof my === 'object' && 'connection' in my && typeof my.getConnection !== 'function';
+    assertMysqlConnection(isOptions ? my.connection : my, where);
   }
   if (o.evictionCheck !== undefined) {
     if (o.evictionCheck !== 'warn' && o.evictionCheck !== 'fail' && o.evictionCheck !== false) {

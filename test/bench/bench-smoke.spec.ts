@@ -28,7 +28,7 @@ import { FENCE_GRACE_MS } from '../../lib/stores/redis/redis-lock.scripts.js';
 import { inMemory } from '../../bench/scenarios/s4-in-memory.scenario.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const env: BenchEnv = { redisUrl, pgUrl: 'postgres://unused', ttl: 10_000 };
+const env: BenchEnv = { redisUrl, pgUrl: 'postgres://unused', mysqlUrl: 'mysql://unused', ttl: 10_000 };
 const prefix = `bench-smoke:${process.pid}:${Date.now()}`;
 
 /** `callers` × `rounds` sections, each a read-modify-write with an await in between. */

@@ -50,7 +50,7 @@ describe('the published package', () => {
     }
   });
 
-  test(`"${pkg.name}/redis" and "${pkg.name}/postgres" export their store, each without the other's code`, () => {
+  test(`"${pkg.name}/redis", "${pkg.name}/postgres" and "${pkg.name}/mysql" export their store, each without the others' code`, () => {
     const run = node(
       `import { createRequire } from 'node:module';
        const require = createRequire(import.meta.url);
@@ -58,7 +58,12 @@ describe('the published package', () => {
        const redis = await import('${pkg.name}/redis');
        const afterRedis = { redis: stores('redis'), postgres: stores('postgres') };
        const postgres = await import('${pkg.name}/postgres');
+       const afterPostgresMysql = stores('mysql');
+       const mysql = await import('${pkg.name}/mysql');
        console.log(JSON.stringify({
+         mysql: Object.keys(mysql).sort(),
+         afterPostgresMysql,
+         afterMysql: stores('mysql'),
          redis: Object.keys(redis).sort(),
          postgres: Object.keys(postgres).sort(),
          afterRedis,
@@ -69,6 +74,9 @@ describe('the published package', () => {
     );
     expect(run.stderr).toBe('');
     const seen = JSON.parse(run.stdout) as {
+      mysql: string[];
+      afterPostgresMysql: number;
+      afterMysql: number;
       redis: string[];
       postgres: string[];
       afterRedis: { redis: number; postgres: number };
@@ -81,6 +89,9 @@ describe('the published package', () => {
     expect(seen.afterRedis.redis).toBeGreaterThan(0);
     expect(seen.afterRedis.postgres).toBe(0);
     expect(seen.afterPostgres).toBeGreaterThan(0);
+    expect(seen.mysql).toEqual(['DEFAULT_MYSQL_LOCK_TABLE', 'MysqlLockProvider']);
+    expect(seen.afterPostgresMysql).toBe(0);
+    expect(seen.afterMysql).toBeGreaterThan(0);
     expect(typeof seen.table).toBe('string');
     expect(seen.schemaNamesTable).toBe(true);
   });
@@ -104,17 +115,18 @@ describe('the published package', () => {
   }
 
   test.each(['import', 'require'] as const)(
-    'the root entry, by %s, loads no store code: neither lib/stores/redis, lib/stores/postgres, ioredis nor pg',
+    'the root entry, by %s, loads no store code: neither lib/stores/redis, lib/stores/postgres, lib/stores/mysql, ioredis, pg nor mysql2',
     (how) => {
       const files = cachedAfter(how, pkg.name);
       // What was loaded is the build the test means (dist/cjs, reached from dist/esm for import):
       expect(files).toContain('dist/cjs/index.js');
       expect(files).toContain('dist/cjs/stores/lock-provider.factory.js');
       expect(files).toContain('dist/cjs/stores/memory/index.js');
-      expect(files.filter((f) => /^dist\/cjs\/stores\/(redis|postgres)\/|node_modules\/(ioredis|pg|pg-[^/]+)\//.test(f))).toEqual([]);
+      expect(files.filter((f) => /^dist\/cjs\/stores\/(redis|postgres|mysql)\/|node_modules\/(ioredis|pg|pg-[^/]+|mysql2)\//.test(f))).toEqual([]);
       // A control: the store entries do load their store's code.
       expect(cachedAfter(how, `${pkg.name}/redis`)).toContain('dist/cjs/stores/redis/redis-lock.provider.js');
       expect(cachedAfter(how, `${pkg.name}/postgres`)).toContain('dist/cjs/stores/postgres/postgres-lock.provider.js');
+      expect(cachedAfter(how, `${pkg.name}/mysql`)).toContain('dist/cjs/stores/mysql/mysql-lock.provider.js');
     },
   );
 
@@ -171,8 +183,10 @@ describe('the published package', () => {
       expect(seen.names).toEqual(['describeLockProviderConformance', 'lockProviderConformance', 'runPausedHolder']);
       const files = seen.files.map((f) => f.slice(root.length));
       expect(files).toContain('dist/cjs/testing/index.js');
-      expect(files.filter((f) => /node_modules\/(jest|jest-[^/]+|@jest\/[^/]+|vitest|@vitest\/[^/]+|ioredis|pg|@nestjs\/terminus)\//.test(f))).toEqual([]);
-      expect(files.filter((f) => /^dist\/cjs\/stores\/(redis|postgres)\//.test(f))).toEqual([]);
+      expect(files.filter((f) => /node_modules\/(jest|jest-[^/]+|@jest\/[^/]+|vitest|@vitest\/[^/]+|ioredis|pg|mysql2|@nestjs\/terminus)\//.test(f))).toEqual(
+        [],
+      );
+      expect(files.filter((f) => /^dist\/cjs\/stores\/(redis|postgres|mysql)\//.test(f))).toEqual([]);
     },
   );
 

@@ -11,7 +11,7 @@ import { dirname, join, normalize } from 'node:path';
 import { installUnpacked, packLibrary, repoRoot, type PackedLibrary } from './packed-library.js';
 
 /** The entry points of the "exports" map, as built files under dist/cjs and dist/esm (and sources under lib/). */
-const ENTRIES = ['index', 'health/index', 'dashboard/index', 'testing/index', 'stores/redis/index', 'stores/postgres/index'];
+const ENTRIES = ['index', 'health/index', 'dashboard/index', 'testing/index', 'stores/redis/index', 'stores/postgres/index', 'stores/mysql/index'];
 
 let packed: PackedLibrary;
 let unpacked: string;
@@ -83,7 +83,16 @@ describe('the packed tarball', () => {
     const attw = run(join(repoRoot, 'node_modules/.bin/attw'), [packed.tarball, '--format', 'json'], repoRoot);
     const report = JSON.parse(attw.stdout) as { analysis: { problems: unknown[]; entrypoints: Record<string, unknown> } };
     expect(report.analysis.problems).toEqual([]);
-    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './dashboard', './health', './package.json', './postgres', './redis', './testing']);
+    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual([
+      '.',
+      './dashboard',
+      './health',
+      './mysql',
+      './package.json',
+      './postgres',
+      './redis',
+      './testing',
+    ]);
     expect(attw.status).toBe(0);
   });
 

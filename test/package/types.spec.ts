@@ -2,8 +2,9 @@
  * The shipped declarations, type-checked as an app compiles them with
  * `skipLibCheck: false`: an app that installed only the peers it uses must
  * compile. An app on Redis has no `pg` nor `@types/pg`; an app on PostgreSQL
- * has no `ioredis`. Each consumer is compiled as an ES module (`.mts`, the
- * `import` condition) and as CommonJS (`.cts`, the `require` condition).
+ * has no `ioredis`; an app on MySQL has neither. Each consumer is compiled as
+ * an ES module (`.mts`, the `import` condition) and as CommonJS (`.cts`, the
+ * `require` condition).
  */
 import { spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -132,6 +133,20 @@ describe('the shipped declarations, without skipLibCheck', () => {
     );
     const wrong = "import { LockModule } from 'nest-lock';\nLockModule.forRoot({ postgres: { connectionString: 42 } });\n";
     const errors = compile([...NEST, 'pg', '@types/pg', 'pg-protocol', 'pg-types'], { 'app.mts': pgApp, 'app.cts': pgApp, 'wrong.mts': wrong });
+    expect(errors.filter((line) => !line.startsWith('wrong.mts'))).toEqual([]);
+    expect(errors.filter((line) => line.startsWith('wrong.mts')).join('\n')).toMatch(/^wrong\.mts\(2,\d+\): error TS2322/);
+  }, 180_000);
+
+  test("an app on MySQL compiles with mysql2 and no ioredis nor pg, on an app's pool (callback or promise), and keeps mysql2's types (a wrong pool option fails)", () => {
+    const mysqlApp = appModule(
+      '{ mysql: process.env.MYSQL_URL ?? "mysql://root@127.0.0.1:3306/app" }',
+      "import { createPool } from 'mysql2';\nimport { createPool as createPromisePool } from 'mysql2/promise';\nimport { MysqlLockProvider } from 'nest-lock/mysql';\n" +
+        "export const store = new MysqlLockProvider({ connection: createPool({ host: '127.0.0.1', database: 'app' }), tableName: 'app_locks' });\n" +
+        "export const onPromisePool = new MysqlLockProvider({ connection: createPromisePool({ uri: 'mysql://root@127.0.0.1/app' }) });\n" +
+        'export const schema: string = MysqlLockProvider.schemaSql();',
+    );
+    const wrong = "import { LockModule } from 'nest-lock';\nLockModule.forRoot({ mysql: { port: 'x' } });\n";
+    const errors = compile([...NEST, 'mysql2', 'sql-escaper'], { 'app.mts': mysqlApp, 'app.cts': mysqlApp, 'wrong.mts': wrong });
     expect(errors.filter((line) => !line.startsWith('wrong.mts'))).toEqual([]);
     expect(errors.filter((line) => line.startsWith('wrong.mts')).join('\n')).toMatch(/^wrong\.mts\(2,\d+\): error TS2322/);
   }, 180_000);

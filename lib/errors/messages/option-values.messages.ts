@@ -53,6 +53,7 @@ export const optionPlaces = {
 export const providerOptionsExamples = {
   redis: '{ redis: "redis://127.0.0.1:6379" }',
   postgres: '{ connection: "postgres://user@host/db" }',
+  mysql: '{ connection: "mysql://user@host/db" }',
 };
 
 /**
@@ -73,6 +74,7 @@ export const connectionUrlProblems = {
   redisScheme: (scheme: string, host: string): string => `the redis URL has the scheme "${scheme}" (host ${host}); use redis:// (or rediss:// for TLS)`,
   redisDatabase: (db: string, host: string): string => `the redis URL's database "/${db}" (host ${host}) is not an integer; use /0, /1, ... or leave it out`,
   postgresScheme: (scheme: string, host: string): string => `the postgres URL has the scheme "${scheme}" (host ${host}); use postgres:// or postgresql://`,
+  mysqlScheme: (scheme: string, host: string): string => `the mysql URL has the scheme "${scheme}" (host ${host}); use mysql://`,
   notAUrl: (shape: string): string => `the connection string is not a URL of the shape ${shape}`,
   port: (store: string, port: string, host: string): string => `the ${store} URL's port "${port}" (host ${host}) is not a port number from 1 to 65535`,
 };

@@ -29,7 +29,8 @@ export const optionMessage = (where: string, option: string, expected: string, v
 export const unknownOptionMessage = (where: string, key: string, known: Iterable<string>): string =>
   `${where}: unknown option "${key}"; use one of: ${[...known].join(', ')}.`;
 
-export const oneStoreMessage = (where: string, given: string[]): string => `${where}: give only one of provider, redis, postgres; got ${given.join(' and ')}.`;
+export const oneStoreMessage = (where: string, given: string[]): string =>
+  `${where}: give only one of provider, redis, postgres, mysql; got ${given.join(' and ')}.`;
 
 export const lockNameMessage = (where: string, value: unknown): string =>
   `${where}: a lock name must be a non-empty string, got ${value === '' ? '""' : describeValue(value)}.`;

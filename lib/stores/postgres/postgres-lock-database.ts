@@ -1,18 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Client, ClientConfig, Pool, PoolConfig, QueryResultRow } from 'pg';
-import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
-import {
-  endpointOf,
-  lockTableMissingHint,
-  lockTableOutdatedHint,
-  lockTableNotCreatableHint,
-  noAnswerDetail,
-  postgresCause,
-  providerClosedDetail,
-  storeAt,
-  storeCauses,
-} from '../../errors/lock.messages.js';
+import { endpointOf, lockTableMissingHint, lockTableOutdatedHint, lockTableNotCreatableHint, postgresCause, storeCauses } from '../../errors/lock.messages.js';
 import { loadOptionalPeer } from '../optional-peer.js';
+import { BoundedSqlCalls } from '../sql/bounded-sql-calls.js';
 import type { PostgresConnection } from './postgres-lock-options.interface.js';
 import { PostgresLockSchema } from './postgres-lock-schema.js';
 import type { PostgresLockTables } from './postgres-lock-tables.js';
@@ -87,8 +77,7 @@ export class PostgresLockDatabase {
   private schemaCreated?: Promise<void>;
   private poolEnded = false;
   private isClosed = false;
-  /** The last error of a failed call (cleared by one that succeeds): the cause named when a later call times out. */
-  private lastError: unknown;
+  private readonly calls: BoundedSqlCalls;
   /** Inside {@link coalesce}: the statements issued now share one connection, in order. */
   private pinned: PostgresLockPinnedClient | undefined;
   /** A coalesced release and queueing statement, sent as one. */
@@ -99,6 +88,14 @@ export class PostgresLockDatabase {
     this.tables = options.tables;
     this.schema = options.createTable ? new PostgresLockSchema(options.tables, options.commandTimeout) : undefined;
     this.commandTimeout = options.commandTimeout;
+    this.calls = new BoundedSqlCalls({
+      store: 'PostgreSQL',
+      commandTimeout: options.commandTimeout,
+      at: () => postgresTarget(this.connection).at,
+      cause: (err) => postgresCause(postgresTarget(this.connection).at, postgresTarget(this.connection).database, err),
+      explain: (err) => this.cause(err),
+      closedTo: (operation) => this.isClosed && operation !== 'close' && operation !== 'release',
+    });
     this.afterQuery = options.afterQuery;
     this.ownsPool = !isPool(options.connection);
     // Named after their text: providers with other tables can share a pool (pg refuses one name for two texts).
@@ -167,31 +164,8 @@ export class PostgresLockDatabase {
    * Runs `fn` within `commandTimeout`, and turns every failure into a
    * {@link LockStoreError}: a dead database is never reported as a held lock.
    */
-  async bounded<T>(operation: string, key: string | undefined, fn: () => Promise<T>): Promise<T> {
-    const where = key === undefined ? '' : ` (key "${key}")`;
-    if (this.isClosed && operation !== 'close' && operation !== 'release') {
-      throw new LockStoreError(operation, `${providerClosedDetail('PostgreSQL')}${where}`);
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const target = postgresTarget(this.connection);
-        const last = this.lastError;
-        const cause = last === undefined ? undefined : postgresCause(target.at, target.database, last);
-        reject(new LockStoreError(operation, `${noAnswerDetail(storeAt('PostgreSQL', target.at), this.commandTimeout, cause)}${where}`, { cause: last }));
-      }, this.commandTimeout);
-    });
-    try {
-      const result = await Promise.race([fn(), timeout]);
-      this.lastError = undefined;
-      return result;
-    } catch (err) {
-      if (err instanceof LockStoreError || err instanceof LockOptionsError) throw err;
-      this.lastError = err;
-      throw new LockStoreError(operation, `${this.cause(err)}${where}`, { cause: err });
-    } finally {
-      clearTimeout(timer);
-    }
+  bounded<T>(operation: string, key: string | undefined, fn: () => Promise<T>): Promise<T> {
+    return this.calls.run(operation, key, fn);
   }
 
   /** A new client (not connected) with the pool's settings, for the LISTEN connection. */

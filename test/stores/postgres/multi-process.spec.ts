@@ -6,6 +6,7 @@ import { PostgresLockProvider } from '../../../lib/stores/postgres/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from '../../support/pg-test-env.js';
 import { startWorker, type Worker } from './spawn-worker.js';
 import { sleep } from '../../support/sleep.js';
+import { expectFreedByLease } from '../../support/freed-by-lease.js';
 
 describe('PostgreSQL provider across processes', () => {
   const table = uniqueTable('mp');
@@ -80,15 +81,7 @@ describe('PostgreSQL provider across processes', () => {
 
     const provider = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 });
     try {
-      expect(await provider.acquire({ key: 'lock:victim', owner: 'probe-1', ttl: 1_000, wait: false })).toBeNull();
-      await sleep(800);
-      expect(await provider.acquire({ key: 'lock:victim', owner: 'probe-2', ttl: 1_000, wait: false })).toBeNull();
-      const grant = await provider.acquire({ key: 'lock:victim', owner: 'heir', ttl: 5_000, wait: true, waitTimeout: 15_000 });
-      const waited = Date.now() - killedAt;
-      expect(grant).not.toBeNull();
-      // The last renewal was at most ttl/3 (+ slack) before the kill: the lease ends 2–3 s after it.
-      expect(waited).toBeGreaterThanOrEqual(ttl * (2 / 3) - 300);
-      expect(waited).toBeLessThan(ttl + 3_000);
+      await expectFreedByLease(provider, killedAt, ttl);
     } finally {
       await provider.close();
     }

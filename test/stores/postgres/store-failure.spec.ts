@@ -4,24 +4,13 @@
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
-import { LockManager, LockStoreError, type LockProvider, type MaybePromise } from '../../../lib/index.js';
+import { LockManager, LockStoreError } from '../../../lib/index.js';
 import { PostgresLockProvider } from '../../../lib/stores/postgres/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from '../../support/pg-test-env.js';
 import { sleep } from '../../support/sleep.js';
+import { describeUnreachableStore, storeErrorWithin } from '../../support/unreachable-store.js';
 
 const table = uniqueTable('fail');
-
-/** Expects `p` to reject with LockStoreError within `maxMs`. */
-async function storeErrorWithin(p: MaybePromise<unknown>, maxMs: number): Promise<LockStoreError> {
-  const started = Date.now();
-  const err = await Promise.resolve(p).then(
-    () => new Error('resolved'),
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(LockStoreError);
-  expect(Date.now() - started).toBeLessThan(maxMs);
-  return err as LockStoreError;
-}
 
 /** Retries `fn` a few times: after dropped connections, the first call may fail with LockStoreError. */
 async function eventually<T>(fn: () => Promise<T>, tries = 5): Promise<T> {
@@ -41,41 +30,10 @@ const backends = async (app: string) => (await sql<{ n: number }>(`SELECT count(
 
 afterAll(() => dropLockTables(table));
 
-describe.each([
-  ['a closed port', 'closed'],
-  ['a server that accepts and never answers', 'silent'],
-])('PostgresLockProvider against %s', (_label, kind) => {
-  let server: Server | undefined;
-  const sockets: Socket[] = [];
-  let provider: LockProvider;
-  const commandTimeout = 1_000;
-
-  beforeAll(async () => {
-    server = createServer((s) => sockets.push(s));
-    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-    const { port } = server.address() as { port: number };
-    if (kind === 'closed') {
-      await new Promise((r) => server!.close(r));
-      server = undefined;
-    }
-    provider = new PostgresLockProvider({ connection: `postgres://postgres@127.0.0.1:${port}/test`, tableName: table, commandTimeout });
-  });
-  afterAll(async () => {
-    await provider.close();
-    for (const s of sockets) s.destroy();
-    await new Promise((r) => (server ? server.close(r) : r(undefined)));
-  });
-
-  test('every operation answers LockStoreError within the command timeout, never "held"', async () => {
-    const bound = commandTimeout + 1_500;
-    const err = await storeErrorWithin(provider.acquire({ key: 'lock:x', owner: 'a', ttl: 1_000, wait: false }), bound);
-    expect(err.operation).toBe('acquire');
-    await storeErrorWithin(provider.acquire({ key: 'lock:x', owner: 'b', ttl: 1_000, wait: true }), bound);
-    await storeErrorWithin(provider.extend('lock:x', 'a', 1_000), bound);
-    await storeErrorWithin(provider.release('lock:x', 'a'), bound);
-    await storeErrorWithin(provider.ping(), bound);
-  }, 30_000);
-});
+describeUnreachableStore(
+  'PostgresLockProvider',
+  (port, commandTimeout) => new PostgresLockProvider({ connection: `postgres://postgres@127.0.0.1:${port}/test`, tableName: table, commandTimeout }),
+);
 
 describe('PostgresLockProvider against a live database', () => {
   const providers: PostgresLockProvider[] = [];

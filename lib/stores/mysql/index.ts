@@ -1,0 +1,3 @@
+export { MysqlLockProvider } from './mysql-lock.provider.js';
+export { DEFAULT_MYSQL_LOCK_TABLE } from './mysql-lock-tables.js';
+export type { MysqlLockProviderOptions, MysqlConnection } from './mysql-lock-options.interface.js';

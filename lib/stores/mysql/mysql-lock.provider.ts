@@ -1,0 +1,257 @@
+import { DEFAULT_COMMAND_TIMEOUT, MAX_DURATION_MS } from '../../contract/lock.constants.js';
+import { assertDuration } from '../../contract/lock-limits.validation.js';
+import { LockProvider, lockHolder, type LockAcquireRequest, type LockExtension, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
+import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
+import { LockOptionsError } from '../../errors/lock.errors.js';
+import { expected, mysqlKeyTooLongMessage, optionMessage, providerOptionsExamples, providerOptionsMessage } from '../../errors/lock.messages.js';
+import { assertMysqlConnection } from '../connection-options.validation.js';
+import { MysqlLockDatabase } from './mysql-lock-database.js';
+import type { MysqlLockProviderOptions } from './mysql-lock-options.interface.js';
+import { DEFAULT_MYSQL_LOCK_TABLE, mysqlLockStatements, mysqlLockTables, schemaSql, type MysqlLockStatements } from './mysql-lock-tables.js';
+import { MysqlLockWaiting, type MysqlLockAttempt } from './mysql-lock-waiting.js';
+
+/** Longest lock key (prefix included), in bytes: the `name` column (`VARBINARY(2000)`). */
+const MAX_KEY_BYTES = 2_000;
+/** Rows `prune()` deletes per statement. */
+const PRUNE_BATCH = 5_000;
+/** MySQL's ER_DUP_ENTRY: the row of a name was created meanwhile. */
+const DUP_ENTRY = 1062;
+
+/**
+ * A lock store in MySQL 8.0+ or MariaDB 10.6+, for apps that have such a
+ * database and no Redis. Each lock is a row (name, owner, fencing token,
+ * lease end) in `tableName`; taking it is one owner-checked `UPDATE` (or the
+ * `INSERT` of a new name), and every lease runs on the database's clock.
+ * No `RETURNING` (MySQL has none): the fencing token comes back through
+ * `LAST_INSERT_ID()`.
+ *
+ * Waiting queues FIFO in a waiters table by ticket. MySQL has no LISTEN/NOTIFY:
+ * one watcher per provider looks at every name its waiters wait for in one
+ * statement (after 2 ms while the queues move, backing off to 100 ms, and at
+ * a holder's lease end), and a release by this process wakes its next waiter
+ * at once. No `GET_LOCK` on the lock path: it pins a connection per lock and
+ * is unsafe behind ProxySQL and on Galera.
+ *
+ * `mysql2` is an optional peer dependency, loaded on first use.
+ *
+ * @example
+ * ```ts
+ * LockModule.forRoot({ mysql: process.env.MYSQL_URL })                 // via the module
+ * new MysqlLockProvider({ connection: pool, tableName: 'app_locks' })  // or directly, on an app's mysql2 pool
+ * ```
+ */
+export class MysqlLockProvider extends LockProvider {
+  /** `'mysql'`. */
+  readonly kind = 'mysql';
+  /** The bound on every database call, in ms. */
+  readonly commandTimeout: number;
+  /** The lock table as configured. */
+  readonly tableName: string;
+
+  private readonly sql: MysqlLockStatements;
+  private readonly database: MysqlLockDatabase;
+  private readonly waiting: MysqlLockWaiting;
+
+  /**
+   * @throws {LockOptionsError} for an invalid option (checked now, before any connection).
+   */
+  constructor(options: MysqlLockProviderOptions) {
+    super();
+    if (options === null || typeof options !== 'object') {
+      throw new LockOptionsError(providerOptionsMessage('MysqlLockProvider', providerOptionsExamples.mysql));
+    }
+    const { connection, tableName = DEFAULT_MYSQL_LOCK_TABLE, commandTimeout = DEFAULT_COMMAND_TIMEOUT, createTable = true } = options;
+    assertMysqlConnection(connection, 'MysqlLockProvider');
+    assertDuration(commandTimeout, 'commandTimeout', 'MysqlLockProvider', false);
+    if (typeof createTable !== 'boolean') throw new LockOptionsError(optionMessage('MysqlLockProvider', 'createTable', expected.boolean, createTable));
+    const tables = mysqlLockTables(tableName);
+    this.sql = mysqlLockStatements(tables);
+    this.tableName = tableName;
+    this.commandTimeout = commandTimeout;
+    this.database = new MysqlLockDatabase({ connection, tables, sql: this.sql, createTable, commandTimeout });
+    const waiterLease = Math.min(MAX_DURATION_MS, Math.max(5_000, 2 * commandTimeout));
+    this.waiting = new MysqlLockWaiting(this.database, this.sql, (key, owner, ttl, ticket) => this.attempt(key, owner, ttl, ticket), waiterLease);
+  }
+
+  /**
+   * The SQL that creates the tables (idempotent: `IF NOT EXISTS`), for teams
+   * whose migrations own the schema. Use it with `createTable: false`.
+   *
+   * @example
+   * ```ts
+   * await queryRunner.query(MysqlLockProvider.schemaSql('nest_locks'));
+   * ```
+   */
+  static schemaSql(tableName: string = DEFAULT_MYSQL_LOCK_TABLE): string {
+    return schemaSql(mysqlLockTables(tableName));
+  }
+
+  /**
+   * One statement when the lock is free (two for a name never used). A
+   * waiting call takes a ticket in the waiters table and tries again when
+   * the watcher or a release of this process wakes it.
+   * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout`.
+   */
+  async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
+    const { key, owner, ttl } = request;
+    if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw new LockOptionsError(mysqlKeyTooLongMessage(key, Buffer.byteLength(key), MAX_KEY_BYTES));
+    if (request.wait && !request.signal?.aborted && request.waitTimeout !== 0) return this.waiting.acquire(request);
+    const once = await this.database.bounded('acquire', key, () => this.attempt(key, owner, ttl, null));
+    return once.token === null ? null : { fencingToken: once.token };
+  }
+
+  /**
+   * Sets the owner's lease to end `ttl` ms from now, on the database's clock;
+   * this process's waiters of the name look again soon (the lease may be shorter).
+   * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout`.
+   */
+  async extend(key: string, owner: string, ttl: number): Promise<boolean> {
+    const r = await this.database.bounded('extend', key, () => this.database.write(this.sql.extend, [Math.round(ttl * 1000), key, owner]));
+    this.waiting.extended(key);
+    return r.affectedRows > 0;
+  }
+
+  /**
+   * {@inheritDoc LockProvider.extendMany}
+   * One statement (an `UPDATE` joined to a JSON array of the locks, in name
+   * order) for all of them: a renewal of many held locks is one round trip.
+   * MySQL has no `RETURNING`: when fewer rows changed than locks were sent,
+   * `extend` of each says which (a live lease extended twice is harmless).
+   * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout`.
+   */
+  async extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
+    if (locks.length === 0) return [];
+    const ordered = [...locks].sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
+    const json = JSON.stringify(ordered.map((l) => ({ k: l.key, o: l.owner, t: Math.round(l.ttl * 1000) })));
+    const r = await this.database.bounded('extend', locks[0].key, () => this.database.write(this.sql.extendMany, [json]));
+    for (const l of locks) this.waiting.extended(l.key);
+    if (r.affectedRows === locks.length) return locks.map(() => true);
+    return Promise.all(locks.map((l) => this.extend(l.key, l.owner, l.ttl)));
+  }
+
+  /**
+   * Frees the owner's lock (the row stays, with its fencing counter), and
+   * wakes this process's next waiter of the name at once.
+   * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout`.
+   */
+  async release(key: string, owner: string): Promise<boolean> {
+    const r = await this.database.bounded('release', key, () => this.database.write(this.sql.release, [key, owner]));
+    this.waiting.released(key);
+    return r.affectedRows > 0;
+  }
+
+  /**
+   * Deletes the rows of locks whose lease ended more than `olderThanMs` ago
+   * (default one hour; at least one minute), in batches of 5 000, and answers
+   * how many. The table keeps one row per lock name ever used (the row
+   * carries the name's fencing counter); this provider does not prune by
+   * itself: call it now and then (from a scheduled task, say) if your lock
+   * names change. A name whose row was deleted starts again from the
+   * database clock in microseconds, ahead of every token the old row gave
+   * (only rows whose counter is behind the clock by `olderThanMs` go), unless
+   * the database clock is set back by more than that. Rows with a live holder
+   * or a live waiter are never deleted.
+   *
+   * @example
+   * ```ts
+   * const deleted = await provider.prune(24 * 3_600_000); // unused for a day
+   * ```
+   * @throws {LockOptionsError} for an `olderThanMs` under 60 000, over `MAX_DURATION_MS` or not a finite number.
+   * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout` (per batch).
+   */
+  async prune(olderThanMs: number = 3_600_000): Promise<number> {
+    assertDuration(olderThanMs, 'olderThanMs', 'MysqlLockProvider.prune', false, 60_000);
+    const us = Math.round(olderThanMs * 1000);
+    let deleted = 0;
+    for (;;) {
+      const r = await this.database.bounded('prune', undefined, () => this.database.write(this.sql.prune, [us, us, String(PRUNE_BATCH)]));
+      deleted += r.affectedRows;
+      if (r.affectedRows < PRUNE_BATCH) return deleted;
+    }
+  }
+
+  /**
+   * {@inheritDoc LockProvider.holder}
+   * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout`.
+   */
+  async holder(key: string): Promise<LockHolder | null> {
+    const rows = await this.database.bounded('holder', key, () => this.database.read(this.sql.holder, [key]));
+    return rows.length === 0 ? null : lockHolder(String(rows[0].owner), Number(rows[0].held_us) / 1_000);
+  }
+
+  /** {@inheritDoc LockProvider.inspect} Reads the locks table in name order. */
+  async inspect(request: LockInspectRequest): Promise<LockInspectPage> {
+    const { prefix, cursor = null, limit } = request;
+    const rows = await this.database.bounded('inspect', undefined, () =>
+      this.database.read(this.sql.inspect, [prefix, prefix, prefix, cursor, cursor, String(limit + 1)]),
+    );
+    const more = rows.length > limit;
+    const locks = rows.slice(0, limit).map((row): StoredLock => ({
+      key: String(row.name),
+      owner: String(row.owner),
+      permits: 1,
+      mode: 'exclusive',
+      fencingToken: Number(row.token),
+      remainingMs: Number(row.held_us) / 1_000,
+      ...(row.acquired_us === null ? {} : { heldSince: Math.round(Number(row.acquired_us) / 1_000) }),
+      waiters: Number(row.waiters),
+    }));
+    return more ? { locks, cursor: locks[locks.length - 1].key } : { locks };
+  }
+
+  /**
+   * Round trip of a read of both tables, in ms (so a missing table fails it).
+   * @throws {LockStoreError} when MySQL does not answer within `commandTimeout`.
+   */
+  async ping(): Promise<number> {
+    const started = performance.now();
+    await this.database.bounded('ping', undefined, () => this.database.read(this.sql.ping));
+    return performance.now() - started;
+  }
+
+  /**
+   * Resolves queued waiters `null` (and deletes their queue entries), and
+   * ends the pool if the provider opened it (a `mysql2` pool you passed stays
+   * open). Calls after it fail with {@link LockStoreError}.
+   */
+  async close(): Promise<void> {
+    if (this.database.closed) return;
+    this.database.shutDown();
+    await this.waiting.close();
+    await this.database.end();
+  }
+
+  /**
+   * One attempt: the owner-checked `UPDATE` of the name's row; when it does
+   * not grant, a read of the row says why: held (or a waiter goes first), or
+   * no row yet (then the `INSERT` of one), or, for a queued waiter, held by
+   * it already (a retry after an attempt whose answer was lost).
+   */
+  private async attempt(key: string, owner: string, ttl: number, ticket: number | null): Promise<MysqlLockAttempt> {
+    const us = Math.round(ttl * 1000);
+    for (let tries = 0; tries < 3; tries++) {
+      const r = await this.database.write(this.sql.acquire, [owner, us, key, key, ticket, ticket]);
+      if (r.affectedRows > 0) return { token: await this.granted(key, owner, r.insertId) };
+      const state = await this.database.read(this.sql.state, [owner, key]);
+      // A queued waiter that holds it already: its previous attempt committed and the answer was lost.
+      if (state.length > 0) return { token: ticket === null || state[0].mine === null ? null : Number(state[0].mine) };
+      try {
+        const n = await this.database.write(this.sql.acquireNew, [key, owner, us, key]);
+        return { token: n.affectedRows > 0 ? await this.granted(key, owner, n.insertId) : null };
+      } catch (err) {
+        if ((err as { errno?: number }).errno !== DUP_ENTRY) throw err;
+      }
+    }
+    return { token: null };
+  }
+
+  /**
+   * The fencing token of a grant: the insert id `LAST_INSERT_ID(token)` set,
+   * or, where a server or proxy does not pass it on (0), a read of the row.
+   */
+  private async granted(key: string, owner: string, insertId: number): Promise<number> {
+    if (Number(insertId) > 0) return Number(insertId);
+    const rows = await this.database.read(this.sql.state, [owner, key]);
+    return Number(rows[0]?.mine);
+  }
+}

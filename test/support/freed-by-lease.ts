@@ -1,0 +1,20 @@
+/** A multi-process store test's check: a killed holder's lock frees when its lease ends, not before. */
+import { expect } from '@jest/globals';
+import type { LockProvider } from '../../lib/index.js';
+
+/**
+ * After a holder with lease `ttl` (renewed every ttl/3) was killed at
+ * `killedAt`: the lock `lock:victim` is not free at once nor 0.8 s later, and a waiter gets
+ * it 2–3 s after the kill, when the last renewed lease ends.
+ */
+export async function expectFreedByLease(provider: LockProvider, killedAt: number, ttl: number): Promise<void> {
+  expect(await provider.acquire({ key: 'lock:victim', owner: 'probe-1', ttl: 1_000, wait: false })).toBeNull();
+  await new Promise((r) => setTimeout(r, 800));
+  expect(await provider.acquire({ key: 'lock:victim', owner: 'probe-2', ttl: 1_000, wait: false })).toBeNull();
+  const grant = await provider.acquire({ key: 'lock:victim', owner: 'heir', ttl: 5_000, wait: true, waitTimeout: 15_000 });
+  const waited = Date.now() - killedAt;
+  expect(grant).not.toBeNull();
+  // The last renewal was at most ttl/3 (+ slack) before the kill: the lease ends 2–3 s after it.
+  expect(waited).toBeGreaterThanOrEqual(ttl * (2 / 3) - 300);
+  expect(waited).toBeLessThan(ttl + 3_000);
+}
