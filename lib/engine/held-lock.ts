@@ -185,8 +185,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   }
 
   release(): Promise<boolean> {
-    const released = this.exit();
-    return isThenable(released) ? released : Promise.resolve(released);
+    return Promise.resolve(this.exit());
   }
 
   /** {@link release}, answering synchronously when the store does. Never throws. @internal */

@@ -1,4 +1,4 @@
-import { isThenable, type LockExtension, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
+import { type LockExtension, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
 
 /** The most locks one {@link LockProviderCapabilities.extendMany} call renews. @internal */
 export const MAX_EXTEND_BATCH = 1_000;
@@ -63,8 +63,7 @@ class RenewalBatch {
       fail(err);
       return;
     }
-    if (isThenable(answers)) answers.then(answer, fail);
-    else answer(answers);
+    Promise.resolve(answers).then(answer, fail);
   }
 }
 
@@ -100,8 +99,7 @@ export class LockRenewals {
       queueMicrotask(() => done(asError(err)));
       return;
     }
-    if (isThenable(answer)) answer.then(done, (err: unknown) => done(asError(err)));
-    else queueMicrotask(() => done(answer));
+    Promise.resolve(answer).then(done, (err: unknown) => done(asError(err)));
   }
 
   /**

@@ -7,7 +7,7 @@ import type { ResolvedCallOptions } from './resolved-call-options.js';
 import { findInScope, lockScope, ReenteredEntry, type LockEntry, type LockScope } from './lock-context.js';
 import { MultiLock, type ReusedName } from './multi-lock.js';
 import { LockReentryError } from '../errors/lock.errors.js';
-import { isThenable, type MaybePromise } from '../contract/lock-provider.js';
+import type { MaybePromise } from '../contract/lock-provider.js';
 import { now } from '../shared/clock.js';
 
 const asIs = <T>(value: T): T => value;
@@ -79,7 +79,7 @@ export class MultiLockAcquirer {
   private async takeAll(names: readonly string[], options: ResolvedCallOptions, scope: LockScope | undefined): Promise<Taken> {
     const started = now();
     const batch = names.length > 1 && this.ctx.provider.acquireMany ? this.takeMany(names.map((name) => this.requests.make(name, options, scope))) : undefined;
-    const all = isThenable(batch) ? await batch : batch;
+    const all = await batch;
     if (all) return { locks: all };
     const locks: HeldLock[] = [];
     try {
@@ -90,7 +90,7 @@ export class MultiLockAcquirer {
             : options;
         const req = this.requests.make(name, o, scope);
         const taking = this.ctx.observed ? this.outcomes.watch(req, () => this.acquirer.take(req, asIs), asIs) : this.acquirer.take(req, asIs);
-        const lock = isThenable(taking) ? await taking : taking;
+        const lock = await taking;
         if (!lock) {
           await releaseAll(locks);
           return { missed: req, started };

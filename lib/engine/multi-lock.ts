@@ -100,8 +100,7 @@ export class MultiLock implements LockHandle, LockScope, LockEntry, LeaseClock {
   }
 
   release(): Promise<boolean> {
-    const released = this.exit();
-    return isThenable(released) ? released : Promise.resolve(released);
+    return Promise.resolve(this.exit());
   }
 
   /** Releases each lock it took; `true` when every one was still held. Never throws. */

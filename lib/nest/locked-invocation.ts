@@ -2,7 +2,7 @@ import { isObservable, Observable, defer, from, switchMap, EMPTY, finalize } fro
 import type { LockEntry } from '../engine/lock-context.js';
 import type { LockEngine } from '../engine/lock-engine.interface.js';
 import type { ResolvedCallOptions } from '../engine/resolved-call-options.js';
-import { isThenable, type MaybePromise } from '../contract/lock-provider.js';
+import type { MaybePromise } from '../contract/lock-provider.js';
 import { LockStoreError } from '../errors/lock.errors.js';
 import { scheduledFailOpenLog, scheduledShutdownLog, scheduledSkippedLog, callerlessKinds } from '../errors/lock.messages.js';
 
@@ -58,8 +58,7 @@ export function invokeLocked(engine: LockEngine, lock: LockedInvocation, call: M
 }
 
 async function invokeAsync(engine: LockEngine, lock: LockedInvocation, { instance, method, args }: MethodCall): Promise<unknown> {
-  const entering = enterFor(engine, lock);
-  const entry = isThenable(entering) ? await entering : entering;
+  const entry = await enterFor(engine, lock);
   if (!entry) return undefined;
   if (entry === RUN_UNLOCKED) return method.apply(instance, args);
   let handedOver = false;
@@ -70,11 +69,10 @@ async function invokeAsync(engine: LockEngine, lock: LockedInvocation, { instanc
       handedOver = true;
       return result.pipe(finalize(() => void entry.exit()));
     }
-    return isThenable(result) ? await result : result;
+    return await result;
   } finally {
     if (!handedOver) {
-      const exited = entry.exit();
-      if (isThenable(exited)) await exited;
+      await entry.exit();
     }
   }
 }
