@@ -3,7 +3,16 @@ import { asyncMutex } from './async-mutex.contender.js';
 import { rawMemory } from './raw-memory.contender.js';
 import { murlockDefault, murlockTuned } from './murlock.contender.js';
 import { noLockCeiling } from './no-lock.contender.js';
-import { oursMemory, oursMemoryOtelIdle, oursMemoryOtelSdk, oursPostgres, oursRedis, oursRedisReplicated, oursRedisStrict } from './ours.contenders.js';
+import {
+  oursMemory,
+  oursMemoryOtelIdle,
+  oursMemoryOtelSdk,
+  oursNodeRedis,
+  oursPostgres,
+  oursRedis,
+  oursRedisReplicated,
+  oursRedisStrict,
+} from './ours.contenders.js';
 import { rawPostgres } from './raw-postgres.contender.js';
 import { rawRedis } from './raw-redis.contender.js';
 import { redlock4Default, redlock4Tuned } from './redlock4.contender.js';
@@ -14,6 +23,7 @@ export type { Contender, LockClient, BenchEnv } from './contender.js';
 
 export const ALL_CONTENDERS: readonly Contender[] = [
   oursRedis,
+  oursNodeRedis,
   oursRedisStrict,
   oursRedisReplicated,
   rawRedis,
@@ -44,9 +54,18 @@ export function contenderById(id: string): Contender {
  * Redis contenders with retry settings that matter only under contention: one entry per library for scenarios 1 and 2,
  * and this library's `waitForReplicas` (its cost per grant).
  */
-export const REDIS_UNCONTENDED: readonly Contender[] = [oursRedis, rawRedis, redlock4Default, sesameDefault, murlockDefault, oursRedisReplicated];
+export const REDIS_UNCONTENDED: readonly Contender[] = [
+  oursRedis,
+  oursNodeRedis,
+  rawRedis,
+  redlock4Default,
+  sesameDefault,
+  murlockDefault,
+  oursRedisReplicated,
+];
 export const REDIS_CONTENDED: readonly Contender[] = [
   oursRedis,
+  oursNodeRedis,
   rawRedis,
   redlock4Default,
   sesameDefault,
