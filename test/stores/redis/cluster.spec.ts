@@ -1,9 +1,10 @@
 /**
  * Redis Cluster: the conformance suite on a local 3-master cluster this test
- * starts (through an ioredis Cluster, and through a node-redis
+ * starts (through an ioredis Cluster, an iovalkey Cluster and a node-redis
  * createCluster()), plus lock keys of many names spread over the masters.
  */
 import { Cluster } from 'ioredis';
+import { Cluster as ValkeyCluster } from 'iovalkey';
 import { createCluster } from 'redis';
 import { LockManager } from '../../../lib/index.js';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
@@ -25,8 +26,10 @@ async function connect(): Promise<Cluster> {
 }
 
 let nodeCluster: ReturnType<typeof createCluster> | undefined;
+let valkeyCluster: ValkeyCluster | undefined;
 
 afterAll(async () => {
+  await valkeyCluster?.quit();
   await nodeCluster?.close();
   await client?.quit();
   await cluster?.stop();
@@ -49,6 +52,17 @@ describeLockProviderConformance(
     const c = await connect();
     nodeCluster ??= createCluster({ rootNodes: cluster!.startupNodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) }).on('error', () => {});
     return { provider: new RedisLockProvider({ redis: nodeCluster }), releaseWindowMs: FENCE_GRACE_MS, leftovers: (key) => redisLeftovers(c, key) };
+  },
+  { describe, it, beforeAll, afterAll },
+  { pausedHolder: { spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument) } },
+);
+
+describeLockProviderConformance(
+  'RedisLockProvider on a 3-master Redis Cluster through an iovalkey Cluster',
+  async () => {
+    const c = await connect();
+    valkeyCluster ??= new ValkeyCluster(cluster!.startupNodes);
+    return { provider: new RedisLockProvider({ redis: valkeyCluster }), releaseWindowMs: FENCE_GRACE_MS, leftovers: (key) => redisLeftovers(c, key) };
   },
   { describe, it, beforeAll, afterAll },
   { pausedHolder: { spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument) } },
