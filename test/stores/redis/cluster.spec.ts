@@ -5,8 +5,8 @@
  */
 import { Cluster } from 'ioredis';
 import { Cluster as ValkeyCluster } from 'iovalkey';
-import { createCluster } from 'redis';
-import { LockManager } from '../../../lib/index.js';
+import { createClient, createCluster } from 'redis';
+import { LockManager, LockStoreError } from '../../../lib/index.js';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
 import { describe, it, beforeAll, afterAll } from '@jest/globals';
 import { describeLockProviderConformance } from 'nest-lock/testing';
@@ -95,5 +95,32 @@ describe('RedisLockProvider on a Redis Cluster', () => {
     expect(c.status).toBe('ready');
     expect(other.status).toBe('ready');
     await other.quit();
+  });
+
+  test('a node-redis createClient() (not createCluster()) on one node: keys of the other masters fail with a LockStoreError naming MOVED', async () => {
+    await connect();
+    const single = createClient({ url: `redis://127.0.0.1:${cluster!.nodes[0].port}` }).on('error', () => {});
+    const provider = new RedisLockProvider({ redis: single, commandTimeout: 1_000 });
+    try {
+      const errors: unknown[] = [];
+      let granted = 0;
+      // 12 names: some on this node's slots, most on the other two masters'.
+      for (let i = 0; i < 12; i++) {
+        try {
+          if (await provider.acquire({ key: `moved-${i}`, owner: 'a', ttl: 2_000, wait: false })) granted += 1;
+        } catch (err) {
+          errors.push(err);
+        }
+      }
+      expect(granted).toBeGreaterThan(0);
+      expect(errors.length).toBeGreaterThan(0);
+      for (const err of errors) {
+        expect(err).toBeInstanceOf(LockStoreError);
+        expect((err as Error).message).toMatch(/MOVED \d+ 127\.0\.0\.1:\d+/);
+      }
+    } finally {
+      await provider.close();
+      single.destroy();
+    }
   });
 });
