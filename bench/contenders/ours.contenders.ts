@@ -1,8 +1,15 @@
+import { createClient } from 'redis';
 import { InMemoryLockProvider, LockManager, type LockManagerOptions, type LockProvider } from '../../lib/index.js';
 import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import type { BenchEnv, Contender, LockClient } from './contender.js';
 import { startReplica } from '../support/redis-server.js';
+
+/** A provider on a client the contender opened itself (the provider leaves it open): closed after the provider. */
+interface OwnClient {
+  provider: LockProvider;
+  closeClient(): Promise<void>;
+}
 
 /**
  * This library: `LockManager.withLock(name, fn, { onHeld: 'wait' })` over a
@@ -13,7 +20,7 @@ export function ours(
   id: string,
   label: string,
   store: Contender['store'],
-  provider: (env: BenchEnv) => Promise<LockProvider>,
+  provider: (env: BenchEnv) => Promise<LockProvider | OwnClient>,
   localHandOff = true,
   extra: () => Promise<Partial<LockManagerOptions>> = async () => ({}),
 ): Contender {
@@ -27,7 +34,8 @@ export function ours(
       ? 'FIFO queue, woken on release; callers of one process hand over in-process (localHandOff)'
       : 'strict FIFO queue across all callers, woken on release (localHandOff: false)',
     async create(env) {
-      const p = await provider(env);
+      const built = await provider(env);
+      const { provider: p, closeClient } = 'closeClient' in built ? built : { provider: built, closeClient: async () => {} };
       const manager = new LockManager({ provider: p, ttl: env.ttl, localHandOff, ...(await extra()) });
       const options = { onHeld: 'wait' as const };
       const client: LockClient = {
@@ -38,6 +46,7 @@ export function ours(
         async close() {
           await manager.close();
           await p.close();
+          await closeClient();
         },
       };
       return client;
@@ -52,6 +61,17 @@ export const oursMemory: Contender = {
 };
 
 export const oursRedis = ours('ours-redis', 'nest-lock (redis)', 'redis', async (env) => new RedisLockProvider({ redis: env.redisUrl }));
+
+/**
+ * The same store on a node-redis client (`createClient()`, RESP2) the app
+ * passes in: the node-redis adapter against the ioredis one of `ours-redis`
+ * (docs/performance.md, "Your client").
+ */
+export const oursNodeRedis = ours('ours-node-redis', 'nest-lock (redis), node-redis client', 'redis', async (env) => {
+  const client = createClient({ url: env.redisUrl });
+  await client.connect();
+  return { provider: new RedisLockProvider({ redis: client }), closeClient: async () => void (await client.close()) };
+});
 
 /**
  * The same with `localHandOff: false`: every waiter queues in Redis, in

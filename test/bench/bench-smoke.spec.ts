@@ -10,7 +10,15 @@ import { Redis } from 'ioredis';
 import { COMPARE_AND_DELETE, rawRedis } from '../../bench/contenders/raw-redis.contender.js';
 import { asyncMutex } from '../../bench/contenders/async-mutex.contender.js';
 import { rawMemory } from '../../bench/contenders/raw-memory.contender.js';
-import { oursMemory, oursMemoryOtelIdle, oursMemoryOtelSdk, oursRedis, oursRedisReplicated, oursRedisStrict } from '../../bench/contenders/ours.contenders.js';
+import {
+  oursMemory,
+  oursMemoryOtelIdle,
+  oursMemoryOtelSdk,
+  oursNodeRedis,
+  oursRedis,
+  oursRedisReplicated,
+  oursRedisStrict,
+} from '../../bench/contenders/ours.contenders.js';
 import { RedisServer } from '../support/redis-server.js';
 import type { BenchEnv, LockClient } from '../../bench/contenders/contender.js';
 import { addRatios, buildRow, target } from '../../bench/support/results.js';
@@ -105,6 +113,7 @@ describe('nest-lock Redis contenders', () => {
   // With local hand-off the 3 wait in the process behind its holder; with localHandOff: false each queues in Redis.
   test.each([
     [oursRedis.id, oursRedis, 0],
+    [oursNodeRedis.id, oursNodeRedis, 0],
     [oursRedisStrict.id, oursRedisStrict, 3],
   ])('%s: with one caller holding, the other 3 callers of the process queue in Redis as its mode says', async (_id, contender, queued) => {
     const client = await contender.create(env);

@@ -1,11 +1,12 @@
 /**
  * Redis Cluster: the conformance suite on a local 3-master cluster this test
- * starts (through an ioredis Cluster, and through a node-redis
+ * starts (through an ioredis Cluster, an iovalkey Cluster and a node-redis
  * createCluster()), plus lock keys of many names spread over the masters.
  */
 import { Cluster } from 'ioredis';
-import { createCluster } from 'redis';
-import { LockManager } from '../../../lib/index.js';
+import { Cluster as ValkeyCluster } from 'iovalkey';
+import { createClient, createCluster } from 'redis';
+import { LockManager, LockStoreError } from '../../../lib/index.js';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
 import { describe, it, beforeAll, afterAll } from '@jest/globals';
 import { describeLockProviderConformance } from 'nest-lock/testing';
@@ -25,8 +26,10 @@ async function connect(): Promise<Cluster> {
 }
 
 let nodeCluster: ReturnType<typeof createCluster> | undefined;
+let valkeyCluster: ValkeyCluster | undefined;
 
 afterAll(async () => {
+  await valkeyCluster?.quit();
   await nodeCluster?.close();
   await client?.quit();
   await cluster?.stop();
@@ -49,6 +52,17 @@ describeLockProviderConformance(
     const c = await connect();
     nodeCluster ??= createCluster({ rootNodes: cluster!.startupNodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) }).on('error', () => {});
     return { provider: new RedisLockProvider({ redis: nodeCluster }), releaseWindowMs: FENCE_GRACE_MS, leftovers: (key) => redisLeftovers(c, key) };
+  },
+  { describe, it, beforeAll, afterAll },
+  { pausedHolder: { spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument) } },
+);
+
+describeLockProviderConformance(
+  'RedisLockProvider on a 3-master Redis Cluster through an iovalkey Cluster',
+  async () => {
+    const c = await connect();
+    valkeyCluster ??= new ValkeyCluster(cluster!.startupNodes);
+    return { provider: new RedisLockProvider({ redis: valkeyCluster }), releaseWindowMs: FENCE_GRACE_MS, leftovers: (key) => redisLeftovers(c, key) };
   },
   { describe, it, beforeAll, afterAll },
   { pausedHolder: { spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument) } },
@@ -81,5 +95,32 @@ describe('RedisLockProvider on a Redis Cluster', () => {
     expect(c.status).toBe('ready');
     expect(other.status).toBe('ready');
     await other.quit();
+  });
+
+  test('a node-redis createClient() (not createCluster()) on one node: keys of the other masters fail with a LockStoreError naming MOVED', async () => {
+    await connect();
+    const single = createClient({ url: `redis://127.0.0.1:${cluster!.nodes[0].port}` }).on('error', () => {});
+    const provider = new RedisLockProvider({ redis: single, commandTimeout: 1_000 });
+    try {
+      const errors: unknown[] = [];
+      let granted = 0;
+      // 12 names: some on this node's slots, most on the other two masters'.
+      for (let i = 0; i < 12; i++) {
+        try {
+          if (await provider.acquire({ key: `moved-${i}`, owner: 'a', ttl: 2_000, wait: false })) granted += 1;
+        } catch (err) {
+          errors.push(err);
+        }
+      }
+      expect(granted).toBeGreaterThan(0);
+      expect(errors.length).toBeGreaterThan(0);
+      for (const err of errors) {
+        expect(err).toBeInstanceOf(LockStoreError);
+        expect((err as Error).message).toMatch(/MOVED \d+ 127\.0\.0\.1:\d+/);
+      }
+    } finally {
+      await provider.close();
+      single.destroy();
+    }
   });
 });

@@ -119,3 +119,26 @@ test('SCRIPT FLUSH: the next calls run by EVAL after NOSCRIPT, and a wait is sti
     await server.stop();
   }
 });
+
+test('after a failover demoted its server to a replica: a LockStoreError naming READONLY; locking again once it is a master', async () => {
+  const [server, promoted] = await Promise.all([RedisServer.start(), RedisServer.start()]);
+  const client = nodeRedis(server.url);
+  const provider = new RedisLockProvider({ redis: client, commandTimeout: COMMAND_TIMEOUT });
+  try {
+    const key = unique('readonly');
+    expect(await provider.acquire({ key, owner: 'a', ttl: 5_000, wait: false })).not.toBeNull();
+    // What a failover does to the old master: it follows the promoted replica, and refuses writes.
+    await server.command('replicaof', '127.0.0.1', promoted.port);
+    const { ms, error } = await failure(() => provider.acquire({ key: unique('readonly'), owner: 'b', ttl: 5_000, wait: false }));
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as Error).message).toMatch(/READONLY/);
+    expect(ms).toBeLessThan(BOUND);
+    await server.command('replicaof', 'no', 'one');
+    expect(await provider.acquire({ key: unique('readonly'), owner: 'c', ttl: 5_000, wait: false })).not.toBeNull();
+    expect(client.isOpen).toBe(true);
+  } finally {
+    await provider.close();
+    client.destroy();
+    await Promise.all([server.stop(), promoted.stop()]);
+  }
+}, 30_000);
