@@ -37,6 +37,8 @@ class LocalWaiter {
 
   /** Until woken, `deadline` (performance.now() time) passes or `signal` aborts. */
   next(deadline: number, signal: AbortSignal | undefined): Promise<Wake> {
+    // An abort while the waiter was trying (its listener not yet added) is not missed.
+    if (signal?.aborted) this.ended ??= 'abort';
     if (this.ended) return Promise.resolve(this.ended);
     if (this.woken) {
       this.woken = false;

@@ -136,6 +136,24 @@ describe('MysqlLockProvider against a live database', () => {
     }
   }, 20_000);
 
+  test('a wait whose signal aborts while it is still queueing (before it first sleeps) resolves null, and leaves no waiter in the way', async () => {
+    const p = new MysqlLockProvider({ connection: MYSQL_URL, tableName: table });
+    const key = `lock:abort-early-${process.pid}`;
+    try {
+      expect(await p.acquire({ key, owner: 'holder', ttl: 30_000, wait: false })).not.toBeNull();
+      const ac = new AbortController();
+      const waiting = p.acquire({ key, owner: 'waiter', ttl: 30_000, wait: true, signal: ac.signal });
+      ac.abort(); // its first statements are in flight: the abort event comes before the waiter listens for it
+      const outcome = await Promise.race([waiting, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000))]);
+      expect(outcome).toBeNull();
+      expect(await p.release(key, 'holder')).toBe(true);
+      expect(await p.acquire({ key, owner: 'try', ttl: 1_000, wait: false })).not.toBeNull();
+      await p.release(key, 'try');
+    } finally {
+      await p.close();
+    }
+  }, 20_000);
+
   test('extendMany of locks all still held (names out of byte order, non-ASCII) sets every lease and answers all true', async () => {
     const p = new MysqlLockProvider({ connection: MYSQL_URL, tableName: table });
     const keys = ['lock:many-z', 'lock:many-ä', 'lock:many-a'];
