@@ -23,13 +23,26 @@ interface KnownImport {
   readonly why: string;
 }
 
-const KNOWN: { circles: KnownImport[]; layers: KnownImport[]; longFiles: { file: string; why: string }[] } = {
+const KNOWN: {
+  circles: KnownImport[];
+  layers: KnownImport[];
+  longFiles: { file: string; why: string }[];
+  hosts: { file: string; name: string; why: string }[];
+} = {
   /** Imports left out of the circle check: each one breaks a circle that lib/ still has. */
   circles: [],
   /** Imports across layers that a rule forbids. */
   layers: [],
   /** Files over MAX_LINES. */
   longFiles: [],
+  /** Callback host interfaces still there. */
+  hosts: [
+    {
+      file: 'lib/stores/postgres/postgres-lock-tickets.ts',
+      name: 'PostgresLockTicketsHost',
+      why: 'the PostgreSQL waiting side is being reworked on another branch; its turn comes after that lands',
+    },
+  ],
 };
 
 /** A layer rule: which files it is about, and which of their imports it forbids. */
@@ -196,15 +209,18 @@ test(`no lib file over ${MAX_LINES} lines`, () => {
 });
 
 /**
- * Calls run down the layers too: the engine, the hand-off and telemetry take
- * their collaborators in their constructors or answer with return values,
- * never through a callback "host" interface that a caller implements to be
- * called back (CohortHost, PermitCohortHost, MultiLockHost, TelemetryHost
- * were such).
+ * Calls run down the layers too: the engine, the hand-off, telemetry and the
+ * stores take their collaborators in their constructors or answer with
+ * return values, never through a callback "host" interface that a caller
+ * implements to be called back (CohortHost, PermitCohortHost, MultiLockHost,
+ * TelemetryHost, and in the stores WaiterProtocol, RedisMultiHost, the
+ * RedisGroups host, were such).
  */
-test('no callback host interface in engine, hand-off or telemetry', () => {
+test('no callback host interface in engine, hand-off, telemetry or stores', () => {
   const hosts = files
-    .filter((f) => /^lib\/(engine|hand-off|telemetry)\//.test(f.path))
-    .flatMap((f) => [...f.code.matchAll(/\b(?:interface|type)\s+(\w*Host)\b/g)].map((m) => `${f.path}: ${m[1]}`));
+    .filter((f) => /^lib\/(engine|hand-off|telemetry|stores)\//.test(f.path))
+    .flatMap((f) => [...f.code.matchAll(/\b(?:interface|type)\s+(\w*Host)\b/g)].map((m) => ({ file: f.path, name: m[1] })))
+    .filter((h) => !KNOWN.hosts.some((k) => k.file === h.file && k.name === h.name))
+    .map((h) => `${h.file}: ${h.name}`);
   expect(hosts).toEqual([]);
 });

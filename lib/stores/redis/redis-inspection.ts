@@ -5,8 +5,8 @@ import type { RedisCommands } from './redis-commands.js';
 import type { PipelineReply, RedisPort } from './redis-client.port.js';
 import { CALLS } from './redis-script-calls.js';
 
-/** Runs one bounded Redis call (the provider's `commandTimeout` and error mapping). @internal */
-export type RedisCall = <T>(client: RedisPort, send: (client: RedisPort) => Promise<T>) => Promise<T>;
+/** Runs one bounded Redis call on a master (the provider's `commandTimeout` and error mapping). */
+type RedisCall = <T>(client: RedisPort, send: (client: RedisPort) => Promise<T>) => Promise<T>;
 
 /** SCAN calls per page at most: a prefix with few locks among many other keys still answers in bounded time. */
 const MAX_SCANS = 20;
@@ -35,7 +35,8 @@ interface Position {
  * page repeats that SCAN call (same cursor and COUNT) past the keys done.
  * The cursor is `<master>:<SCAN cursor>:<COUNT>:<keys done>`. @internal
  */
-export async function inspectRedis(client: RedisPort, call: RedisCall, request: LockInspectRequest): Promise<LockInspectPage> {
+export async function inspectRedis(commands: RedisCommands, client: RedisPort, request: LockInspectRequest): Promise<LockInspectPage> {
+  const call: RedisCall = (redis, send) => commands.call({ operation: 'inspect', send, client: redis });
   const masters = await client.masters();
   const at = parseCursor(request.cursor, request.limit);
   const pattern = `{${glob(request.prefix)}*}`;

@@ -5,20 +5,20 @@ import { newOwnerToken } from '../../shared/owner-token.js';
 import { now } from '../../shared/clock.js';
 import { RedisClients, redisSettings } from './redis-clients.js';
 import { RedisCommands } from './redis-commands.js';
-import { RedisWaiters, rest, type Waiter } from './redis-waiters.js';
+import { RedisWaiters } from './redis-waiters.js';
+import { rest } from './redis-waiter.js';
 import { groupKind, readScripts } from './redis-lock.scripts.js';
-import { CALLS, type AcquireMode, type AcquireReply } from './redis-script-calls.js';
-import { RedisGroups, checkLimit, type LockScriptCommand } from './redis-group.js';
+import { CALLS, grantOf } from './redis-script-calls.js';
+import { RedisGroups } from './redis-group.js';
 import { holderInRedis, inspectRedis } from './redis-inspection.js';
-import { replicated, type ReplicaWait } from './redis-replicas.js';
+import { RedisReplicas } from './redis-replicas.js';
 import type { RedisClient, RedisLockProviderOptions } from './redis-lock-provider.interface.js';
-import { extendManyInRedis } from './redis-renewal.js';
-import { acquireManyInRedis } from './redis-multi.js';
+import { RedisRenewal } from './redis-renewal.js';
+import { RedisMulti } from './redis-multi.js';
 import { RedisEvictionCheck } from './redis-eviction.js';
 
 /** Bound of the provider's memory of contended keys (past it, it starts over). */
 const MAX_CONTENDED_KEYS = 1_024;
-const noop = (): void => {};
 
 /**
  * Locks in Redis (standalone or Cluster), shared by every instance that uses the same Redis
@@ -39,12 +39,15 @@ const noop = (): void => {};
  *   client port (`redis-client.port.ts`) with one adapter per library.
  * - The server's eviction policy is checked at connect and after every reconnect (`evictionCheck`).
  * - Shared (read/write) locks and semaphores (`limit`): see `RedisGroups`. Several names at once
- *   (`acquireMany`): one script per Cluster slot, see `acquireManyInRedis`.
+ *   (`acquireMany`): one script per Cluster slot, see `RedisMulti`.
  *
  * Keys, for a lock key `k` (the module's prefix included): `{k}` (the lock),
  * `{k}:fence`, `{k}:q`, `{k}:w`, `{k}:h`, `{k}:t`, all in one Cluster slot.
  *
- * Made of (internal): `RedisClients`, `RedisCommands`, `RedisWaiters`, `RedisEvictionCheck`, the `.lua` files of `scripts/`.
+ * Made of (internal), each called by the provider and given what it calls in its constructor, none
+ * calling back: `RedisGroups`, `RedisMulti`, `RedisRenewal`, `RedisReplicas` above `RedisWaiters` (the
+ * queue's scripts, the local waiters), above `RedisCommands` (the command layer), `RedisClients`
+ * (the client port's adapters) and `RedisEvictionCheck`; the `.lua` files of `scripts/`.
  *
  * @example
  * ```ts
@@ -66,18 +69,17 @@ export class RedisLockProvider extends LockProvider {
   private readonly waiters: RedisWaiters;
   /** Shared holders and semaphores: their scripts, and the owners whose release and extend are theirs. */
   private readonly groups: RedisGroups;
+  private readonly renewal: RedisRenewal;
+  private readonly multi: RedisMulti;
   private readonly commandTimeout: number;
   /** With `waitForReplicas`: how a grant waits for replicas before it is answered. */
-  private readonly replicas: ReplicaWait | undefined;
+  private readonly replicas: RedisReplicas | undefined;
   /** This provider's id in queue entries: hand-offs to its waiters are announced on `<channel>:<instance>`. */
   private readonly instance = newOwnerToken().slice(0, 16);
-  /** The scripts' last argument: `<waiter lease> <instance> <channel prefix>` (one argument: each costs every call). */
-  private readonly common: string;
   /** Owners granted after queueing: their release goes straight to the full script (the queue is likely not empty). */
   private readonly afterWait = new Set<string>();
   /** Keys a wait of this provider lately found held or queued: their next wait queues at once (the full script), instead of trying the small script first. */
   private readonly contended = new Set<string>();
-  private readonly background = new Set<Promise<unknown>>();
   /** The server's eviction policy (`evictionCheck`). */
   private readonly eviction: RedisEvictionCheck;
 
@@ -85,34 +87,16 @@ export class RedisLockProvider extends LockProvider {
     super();
     const { redis, commandTimeout, channel, waiterLease, waitForReplicas, evictionCheck, logger } = redisSettings(options);
     this.commandTimeout = commandTimeout;
-    this.common = `${waiterLease} ${this.instance} ${channel}`;
     readScripts();
     this.clients = new RedisClients(redis, commandTimeout, waitForReplicas);
     this.client = this.clients.main.client as RedisClient;
     this.commands = new RedisCommands(this.clients, commandTimeout);
     this.eviction = new RedisEvictionCheck(this.clients, this.commands, evictionCheck, logger);
-    const protocol = {
-      attempt: (w: Waiter, mode: '1' | '2') =>
-        w.kind === undefined
-          ? this.attempt(w.key, w.owner, w.ttl, mode, w.fences, this.waiters.acquired)
-          : this.groups.attempt(w.key, w.owner, w.ttl, mode, w.kind, this.waiters.acquired),
-      leave: (key: string, owner: string) => this.leave(key, owner),
-      track: (promise: Promise<unknown>) => this.track(promise),
-      granted: (w: Waiter, queued: boolean) => {
-        if (w.kind !== undefined) this.groups.granted(w.key, w.owner);
-        else if (queued) this.afterWait.add(w.owner);
-        else this.contended.delete(w.key);
-      },
-    };
-    this.waiters = new RedisWaiters(this.clients, this.commands, protocol, `${channel}:${this.instance}`, waiterLease);
-    this.groups = new RedisGroups(this.commands, this.waiters, { run: (c) => this.lockScript(c), cleanUp: (k, o) => this.cleanUp(k, o) });
-    if (waitForReplicas > 0) {
-      // A grant that did not replicate goes back: no release of it follows.
-      const forget = (key: string, owner: string): boolean => this.afterWait.delete(owner) || this.groups.forget(key, owner);
-      const giveBack = (key: string, owner: string): Promise<void> => (forget(key, owner), this.leave(key, owner));
-      const cleanUp = (key: string, owner: string): void => (forget(key, owner), this.cleanUp(key, owner));
-      this.replicas = { commands: this.commands, replicas: waitForReplicas, commandTimeout, giveBack, cleanUp };
-    }
+    this.waiters = new RedisWaiters(this.clients, this.commands, channel, this.instance, waiterLease);
+    this.groups = new RedisGroups(this.commands, this.waiters);
+    this.renewal = new RedisRenewal(this.commands, this.clients.main, this.groups);
+    this.replicas = waitForReplicas > 0 ? new RedisReplicas(this.commands, this.waiters, waitForReplicas, commandTimeout) : undefined;
+    this.multi = new RedisMulti(this.commands, this.clients.main, this.waiters, this.replicas);
   }
 
   /** The cause of the latest connection failure, in words ("Redis at 127.0.0.1:6380 refused the connection (ECONNREFUSED)"), or `undefined` while connected without trouble. Never holds the password. */
@@ -124,7 +108,13 @@ export class RedisLockProvider extends LockProvider {
   acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
     const granted = this.eviction.before(() => this.take(request));
     const replicas = this.replicas;
-    return replicas === undefined ? granted : granted.then((grant) => grant && replicated(replicas, request, grant));
+    if (replicas === undefined) return granted;
+    // A grant that did not replicate went back: no release of it follows.
+    const forget = (err: unknown): never => {
+      if (!this.afterWait.delete(request.owner)) this.groups.forget(request.key, request.owner);
+      throw err;
+    };
+    return granted.then((grant) => grant && replicas.confirm(request, grant).catch(forget));
   }
 
   /** {@inheritDoc LockProvider.extend} */
@@ -144,13 +134,13 @@ export class RedisLockProvider extends LockProvider {
    */
   release(key: string, owner: string): Promise<boolean> {
     if (this.groups.has(key, owner)) return this.groups.release(key, owner);
-    if (this.afterWait.delete(owner)) return this.releaseQueued(key, owner);
+    if (this.afterWait.delete(owner)) return this.waiters.release(key, owner);
     return this.commands.script({
       operation: 'release',
       key,
       call: CALLS.releaseFree,
       input: { key, owner },
-      map: (reply) => (reply === 'queued' ? this.releaseQueued(key, owner) : reply === 'group' ? this.groups.release(key, owner) : reply === 'freed'),
+      map: (reply) => (reply === 'queued' ? this.waiters.release(key, owner) : reply === 'group' ? this.groups.release(key, owner) : reply === 'freed'),
     });
   }
 
@@ -171,7 +161,7 @@ export class RedisLockProvider extends LockProvider {
 
   /** {@inheritDoc LockProvider.inspect} SCAN on every master. */
   inspect(request: LockInspectRequest): Promise<LockInspectPage> {
-    return inspectRedis(this.clients.main, (client, send) => this.commands.call({ operation: 'inspect', send, client }), request);
+    return inspectRedis(this.commands, this.clients.main, request);
   }
 
   /** {@inheritDoc LockProvider.watchConnection} The client's `close` (for a Cluster also a node that leaves): a Redis restarted without persistence comes back empty. */
@@ -199,10 +189,9 @@ export class RedisLockProvider extends LockProvider {
     if (this.commands.closed) return;
     this.commands.close();
     this.eviction.close();
-    const subscriber = this.waiters.close();
     this.afterWait.clear();
     this.groups.clear();
-    await Promise.allSettled([...this.background]);
+    const subscriber = await this.waiters.close();
     await this.clients.close(subscriber);
   }
 
@@ -213,14 +202,23 @@ export class RedisLockProvider extends LockProvider {
     if (kind !== undefined) return this.groups.take(request, ttl, kind);
     const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
-      const map = fences === 1 ? this.waiters.grant : (reply: AcquireReply) => this.waiters.blockGrant(reply, fences);
-      if (fences > 1) return this.attempt(request.key, request.owner, ttl, '0', fences, map);
-      return this.tryOnce(request.key, request.owner, ttl, map);
+      if (fences > 1)
+        return this.waiters.attempt({ key: request.key, owner: request.owner, ttl, fences, kind: undefined }, '0', (reply) => grantOf(reply, fences));
+      return this.tryOnce(request.key, request.owner, ttl);
     }
     // (a wait shorter than a call's bound queues at once: its timer, not the call, decides when it ends)
     const short = request.waitTimeout !== undefined && request.waitTimeout < this.commandTimeout;
     if (!short && !this.contended.has(request.key)) return this.waitFirst(request, ttl, fences);
-    return this.waiters.queue(request, ttl, fences);
+    return this.queue(request, ttl, fences);
+  }
+
+  /** Queues a wait for a plain lock; a grant after queueing is released by the full script, one by the first call leaves the key uncontended. */
+  private queue(request: LockAcquireRequest, ttl: number, fences: number): Promise<LockGrant | null> {
+    return this.waiters.queue(request, ttl, fences).then((grant) => {
+      if (grant?.queued) this.afterWait.add(request.owner);
+      else if (grant) this.contended.delete(request.key);
+      return grant;
+    });
   }
 
   /**
@@ -242,15 +240,15 @@ export class RedisLockProvider extends LockProvider {
         if (reply.status === 'granted') {
           if (!request.signal?.aborted) return { fencingToken: reply.token, fences };
           // Aborted while the call was on its way: the caller has gone, so the key goes back.
-          this.cleanUp(key, owner);
+          this.waiters.cleanUp(key, owner);
           return null;
         }
         if (this.contended.size >= MAX_CONTENDED_KEYS) this.contended.clear();
         this.contended.add(key);
         const next = rest(request, started);
-        return next && this.waiters.queue(next, ttl, fences);
+        return next && this.queue(next, ttl, fences);
       },
-      onError: () => this.cleanUp(key, owner),
+      onError: () => this.waiters.cleanUp(key, owner),
     });
   }
 
@@ -258,52 +256,18 @@ export class RedisLockProvider extends LockProvider {
    * A try by the three-key script; when waiters are queued, the full acquire
    * script (mode 0) decides, so that a free key goes to the head of the queue.
    */
-  private tryOnce(key: string, owner: string, ttl: number, map: (reply: AcquireReply) => LockGrant | null): Promise<LockGrant | null> {
+  private tryOnce(key: string, owner: string, ttl: number): Promise<LockGrant | null> {
     return this.commands.script({
       operation: 'acquire',
       key,
       call: CALLS.try,
       input: { key, owner, ttl },
       map: (reply) => {
-        if (reply.status === 'queued') return this.attempt(key, owner, ttl, '0', 1, map);
+        if (reply.status === 'queued') return this.waiters.attempt({ key, owner, ttl, fences: 1, kind: undefined }, '0', grantOf);
         return reply.status === 'granted' ? { fencingToken: reply.token } : null;
       },
-      onError: () => this.cleanUp(key, owner),
+      onError: () => this.waiters.cleanUp(key, owner),
     });
-  }
-
-  /** One acquire script call; on failure, makes sure the call leaves nothing behind if it still reaches Redis. */
-  private attempt<R>(key: string, owner: string, ttl: number, mode: AcquireMode, fences: number, map: (reply: AcquireReply) => R): Promise<R> {
-    const checked = (reply: AcquireReply): R => (checkLimit(reply, key, undefined), map(reply));
-    const input = { owner, ttl, mode, fences };
-    return this.lockScript({ operation: 'acquire', key, call: CALLS.acquire, input, map: checked, onError: () => this.cleanUp(key, owner) });
-  }
-
-  /** The full release: owner-checked, then hands the key to the first live waiter. */
-  private releaseQueued(key: string, owner: string): Promise<boolean> {
-    return this.lockScript({ operation: 'release', key, call: CALLS.release, input: { owner }, map: this.waiters.released });
-  }
-
-  /** Leaves the queue (passing the key on if it was granted meanwhile). Best effort: never rejects. */
-  private leave(key: string, owner: string): Promise<void> {
-    const map = (reply: { handOffs: Parameters<RedisWaiters['handedOff']>[0] }): void => this.waiters.handedOff(reply.handOffs);
-    return this.lockScript({ operation: 'leave', key, call: CALLS.leave, input: { owner }, map }).catch(noop);
-  }
-
-  /** A script on the six keys of a lock, with the common last argument (see `LockScript`). */
-  private lockScript<I, O, R>(command: LockScriptCommand<I, O, R>): Promise<R> {
-    return this.commands.script({ ...command, input: { ...command.input, key: command.key, common: this.common } });
-  }
-
-  /** After a failed acquire: leave the queue, release if granted. Best effort (the lease and the entry expire anyway). */
-  private cleanUp(key: string, owner: string): void {
-    if (this.commands.closed) return;
-    this.track(this.leave(key, owner));
-  }
-
-  private track(promise: Promise<unknown>): void {
-    this.background.add(promise);
-    void promise.finally(() => this.background.delete(promise));
   }
 
   /**
@@ -312,12 +276,11 @@ export class RedisLockProvider extends LockProvider {
    * Cluster one per slot, sent as one pipeline per master (places in a group: each by its own script).
    */
   extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
-    return this.groups.extendMany(locks, (plain) => extendManyInRedis(this.commands, this.clients.main, plain));
+    return this.renewal.extendMany(locks);
   }
 
   /** {@inheritDoc LockProvider.acquireMany} One script on a standalone Redis; on a Cluster one per slot, in order. */
   acquireMany(requests: readonly LockBatchRequest[]): Promise<LockGrant[] | null> {
-    const host = { commands: this.commands, client: this.clients.main, replicas: this.replicas };
-    return this.eviction.before(() => acquireManyInRedis({ ...host, release: (k, o) => this.release(k, o), cleanUp: (k, o) => this.cleanUp(k, o) }, requests));
+    return this.eviction.before(() => this.multi.acquireMany(requests));
   }
 }

@@ -1,5 +1,6 @@
 import type { LockExtension } from '../../contract/lock-provider.js';
 import type { RedisCommands } from './redis-commands.js';
+import type { RedisGroups } from './redis-group.js';
 import { lockTag } from './redis-lock.scripts.js';
 import { isNoScript, type PipelineReply, type RedisPort } from './redis-client.port.js';
 import { CALLS, scriptOf } from './redis-script-calls.js';
@@ -29,12 +30,36 @@ export function clusterSlot(key: string): number {
 }
 
 /**
- * `extendMany` of {@link RedisLockProvider}: one `extend-many.lua` call for
- * every lock on a standalone Redis; on a Cluster, one call per slot (a
- * script's keys share a slot), those of one master sent as one pipeline:
- * a round trip per master. @internal
+ * `extendMany` of {@link RedisLockProvider}: the places in a group granted
+ * through the provider each by its own group-extend call ({@link RedisGroups}),
+ * the other locks in one batch: one `extend-many.lua` call for all of them on
+ * a standalone Redis; on a Cluster, one call per slot (a script's keys share
+ * a slot), those of one master sent as one pipeline: a round trip per
+ * master. @internal
  */
-export async function extendManyInRedis(commands: RedisCommands, client: RedisPort, locks: readonly LockExtension[]): Promise<boolean[]> {
+export class RedisRenewal {
+  constructor(
+    private readonly commands: RedisCommands,
+    private readonly client: RedisPort,
+    private readonly groups: RedisGroups,
+  ) {}
+
+  /** The answers in the order of `locks`: whether each owner still held its lock, now with the new lease. */
+  extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
+    const inGroup = locks.map((l) => this.groups.has(l.key, l.owner));
+    if (!inGroup.includes(true)) return extendPlain(this.commands, this.client, locks);
+    const others = locks.filter((_, i) => !inGroup[i]);
+    const extended = locks.filter((_, i) => inGroup[i]).map((l) => this.groups.extend(l.key, l.owner, Math.max(1, Math.ceil(l.ttl))));
+    return Promise.all([Promise.all(extended), others.length > 0 ? extendPlain(this.commands, this.client, others) : []]).then(([mine, rest]) => {
+      let g = 0;
+      let r = 0;
+      return inGroup.map((isGroup) => (isGroup ? mine[g++] : rest[r++]));
+    });
+  }
+}
+
+/** The plain locks' batch of {@link RedisRenewal.extendMany}. */
+async function extendPlain(commands: RedisCommands, client: RedisPort, locks: readonly LockExtension[]): Promise<boolean[]> {
   if (locks.length === 0) return [];
   if (!client.cluster) return commands.script({ operation: 'extend', key: locks[0].key, call: CALLS.extendMany, input: { locks }, map: (held) => held });
   // Slot groups (indexes into locks), and the slot groups of each master.

@@ -1,4 +1,6 @@
-import type { LockExtension } from '../../contract/lock-provider.js';
+import { LockOptionsError } from '../../errors/lock.errors.js';
+import { limitMismatchMessage } from '../../errors/lock.messages.js';
+import type { LockExtension, LockGrant } from '../../contract/lock-provider.js';
 import type { RedisArgs } from './redis-client.port.js';
 import { lockKeys, lockTag, SCRIPTS, type LockScript, type LockScripts } from './redis-lock.scripts.js';
 
@@ -54,6 +56,27 @@ export type ExtendReply = 'extended' | 'not-owner' | 'group';
 
 /** `holder`: who holds the key and for how long, or nobody. @internal */
 export type HolderReply = { readonly owner: string; readonly pttl: number } | null;
+
+/** The limit a kind asks for (`'x3'` → 3; plain → 1; shared: none). */
+function limitOf(kind: string | undefined): number {
+  return kind === undefined ? 1 : Number(kind.slice(1));
+}
+
+/**
+ * Throws the limit-disagreement error when a script answered that the key's
+ * exclusive holders or waiters were recorded with another limit than this
+ * request's.
+ * @internal
+ */
+export function checkLimit(reply: AcquireReply, key: string, kind: string | undefined): void {
+  if (reply.status === 'limit') throw new LockOptionsError(limitMismatchMessage(key, reply.limit, limitOf(kind)));
+}
+
+/** An acquire reply as a grant (of a block of `fences` tokens, when more than one was asked for) or `null`. @internal */
+export function grantOf(reply: AcquireReply, fences = 1): LockGrant | null {
+  if (reply.status !== 'granted') return null;
+  return fences === 1 ? { fencingToken: reply.token } : { fencingToken: reply.token, fences };
+}
 
 /** The reply as an array (a script's table), or `[]`. */
 const list = (reply: unknown): unknown[] => (Array.isArray(reply) ? reply : []);

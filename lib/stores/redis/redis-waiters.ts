@@ -1,90 +1,62 @@
 import { LockStoreError } from '../../errors/lock.errors.js';
 import { providerClosedDetail, storeOperations } from '../../errors/lock.messages.js';
 import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
+import { rest, type AcquireTarget, type Waiter } from './redis-waiter.js';
 import { now } from '../../shared/clock.js';
 import type { RedisClients } from './redis-clients.js';
-import type { RedisCommands } from './redis-commands.js';
+import type { RedisCommands, ScriptCommand } from './redis-commands.js';
 import type { RedisPort } from './redis-client.port.js';
 import { groupKind } from './redis-lock.scripts.js';
-import type { AcquireReply, HandOff, ReleaseReply } from './redis-script-calls.js';
+import { CALLS, checkLimit, type AcquireMode, type AcquireReply, type HandOff, type ScriptCall } from './redis-script-calls.js';
 
-/** A local caller waiting in a Redis queue. @internal */
-export interface Waiter {
-  readonly key: string;
-  readonly owner: string;
-  readonly ttl: number;
-  /** The engine renews its lease ({@link LockAcquireRequest.renews}): a hand-off's short lease is enough. */
-  readonly renews: boolean;
-  /** Fencing tokens its grant reserves. */
-  readonly fences: number;
-  /** A shared or semaphore waiter's kind (`'s'`, `'x<L>'`), see {@link groupKind}; `undefined` for a plain lock. */
-  readonly kind: string | undefined;
-  readonly resolve: (grant: LockGrant | null) => void;
-  readonly reject: (error: unknown) => void;
-  settled: boolean;
-  /** The script call in flight for this waiter, if any. */
-  inflight?: Promise<unknown>;
-  /** A grant notice arrived while a call was in flight: check again after it. */
-  again: boolean;
-  /** The next call is the first (queueing) one: a grant from it is not a hand-off. */
-  first: boolean;
-  /**
-   * The send time of the latest call that Redis answered "not yet" (or of the
-   * first call): no later than any hand-off to this waiter, so a hand-off's
-   * lease is counted from it.
-   */
-  safeStart?: number;
-  timer?: ReturnType<typeof setTimeout>;
-  deadline?: ReturnType<typeof setTimeout>;
-  signal?: AbortSignal;
-  onAbort?: () => void;
-}
+/** A script on the six lock keys: its input without the key and the common last argument, which {@link RedisWaiters.lockScript} adds. @internal */
+export type LockScriptCommand<I, O, R> = Omit<ScriptCommand<I, O, R>, 'call'> & { readonly call: ScriptCall<I & { key: string; common: string }, O> };
 
-/** What {@link RedisWaiters} asks of the store's protocol. @internal */
-export interface WaiterProtocol {
-  /** One acquire script call for the waiter: mode `'1'` queues it, `'2'` re-checks (and refreshes its entry). */
-  attempt(waiter: Waiter, mode: '1' | '2'): Promise<AcquireReply>;
-  /** Leaves the queue, passing the key on if it was granted meanwhile. Never rejects. */
-  leave(key: string, owner: string): Promise<void>;
-  /** Keeps a best-effort call running until the provider closes. */
-  track(promise: Promise<unknown>): void;
-  /** The waiter was granted: `queued`, after queueing (a hand-off or a re-check); else by its first call. */
-  granted(waiter: Waiter, queued: boolean): void;
-}
+/** The release scripts (plain, group): owner-checked, then grants from the queue. */
+type ReleaseCall = typeof CALLS.release | typeof CALLS.groupRelease;
 
 const noop = (): void => {};
-
-/** `request` with what is left of its wait since `started`; `null` when it was aborted or its time is up. @internal */
-export function rest(request: LockAcquireRequest, started: number): LockAcquireRequest | null {
-  if (request.signal?.aborted) return null;
-  if (request.waitTimeout === undefined) return request;
-  const left = request.waitTimeout - (now() - started);
-  return left > 0 ? { ...request, waitTimeout: left } : null;
-}
+const passed = (reply: AcquireReply): AcquireReply => reply;
 
 /**
- * The waiting side of {@link RedisLockProvider}: the local waiters, the
- * subscriber connection on this instance's own channel (`inbox`) and the
- * hand-off notices it brings, and each waiter's wake-ups. No polling: a waiter
- * re-checks when the holder's lease would end (a crashed holder publishes
- * nothing), and at least every third of the waiter lease, which refreshes its
- * queue entry (it expires if its process dies).
+ * The queue side of {@link RedisLockProvider}: the scripts on a lock's six
+ * keys (the ones that touch the queue, with the common last argument), the
+ * local waiters, the subscriber connection on this instance's own channel
+ * (`inbox`) and the hand-off notices it brings, and each waiter's wake-ups.
+ * A script's grants from the queue to this instance's waiters (no PUBLISH is
+ * sent for them) wake those waiters before the script's caller sees the
+ * reply. No polling: a waiter re-checks when the holder's lease would end (a
+ * crashed holder publishes nothing), and at least every third of the waiter
+ * lease, which refreshes its queue entry (it expires if its process dies).
+ * Its callers learn of a grant from what the call answers.
  * @internal
  */
 export class RedisWaiters {
   private readonly waiters = new Map<string, Waiter>();
+  /** Best-effort calls (leaves) that {@link close} waits for. */
+  private readonly background = new Set<Promise<unknown>>();
+  /** The channel on which hand-offs to this instance's waiters are announced: `<channel>:<instance>`. */
+  private readonly inbox: string;
+  /** The lock scripts' last argument: `<waiter lease> <instance> <channel prefix>` (one argument: each costs every call). */
+  private readonly common: string;
   private sub: RedisPort | undefined;
   private subscribed: Promise<unknown> | true | undefined;
 
+  /**
+   * `instance`: the provider's id in queue entries; hand-offs to its waiters are announced on
+   * `<channel>:<instance>`. `waiterLease`: how long a waiter's queue entry, and a hand-off it has not
+   * renewed yet, lives without a refresh.
+   */
   constructor(
     private readonly clients: RedisClients,
     private readonly commands: RedisCommands,
-    private readonly protocol: WaiterProtocol,
-    /** The channel on which hand-offs to this instance's waiters are announced. */
-    private readonly inbox: string,
-    /** How long a waiter's queue entry, and a hand-off it has not renewed yet, lives without a refresh. */
+    channel: string,
+    instance: string,
     private readonly waiterLease: number,
-  ) {}
+  ) {
+    this.inbox = `${channel}:${instance}`;
+    this.common = `${waiterLease} ${instance} ${channel}`;
+  }
 
   /** The subscriber connection, once opened. */
   get subscriber(): RedisPort | undefined {
@@ -94,7 +66,8 @@ export class RedisWaiters {
   /**
    * Subscribes (once per provider), then queues and waits. Time spent
    * subscribing counts against the wait's timeout, and an abort meanwhile
-   * ends it.
+   * ends it. The grant is `queued` when it came after queueing (a hand-off
+   * or a re-check); without, the first call granted it.
    */
   queue(request: LockAcquireRequest, ttl: number, fences: number): Promise<LockGrant | null> {
     const subscribed = this.subscribe(request.key);
@@ -106,44 +79,73 @@ export class RedisWaiters {
     });
   }
 
+  /**
+   * One acquire script call (`acquire`, or `group-acquire` for a kind) in
+   * `mode`: `'0'` tries, `'1'` queues, `'2'` re-checks (and refreshes the
+   * entry); a limit disagreement throws. On failure, makes sure the call
+   * leaves nothing behind if it still reaches Redis.
+   */
+  attempt<R>(target: AcquireTarget, mode: AcquireMode, map: (reply: AcquireReply) => R): Promise<R> {
+    const { key, owner, ttl, kind } = target;
+    const checked = (reply: AcquireReply): R => (checkLimit(reply, key, kind), map(reply));
+    const onError = (): void => this.cleanUp(key, owner);
+    if (kind !== undefined)
+      return this.lockScript({ operation: 'acquire', key, call: CALLS.groupAcquire, input: { owner, ttl, mode, kind }, map: checked, onError });
+    return this.lockScript({ operation: 'acquire', key, call: CALLS.acquire, input: { owner, ttl, mode, fences: target.fences }, map: checked, onError });
+  }
+
+  /** An owner-checked release by `call` (the plain or the group script), which hands the key to the first live waiter; whether the owner held it. */
+  release(key: string, owner: string, call: ReleaseCall = CALLS.release): Promise<boolean> {
+    return this.lockScript({ operation: 'release', key, call, input: { owner }, map: (reply) => reply.held });
+  }
+
+  /** Leaves the queue (passing the key on if it was granted meanwhile). Best effort: never rejects. */
+  leave(key: string, owner: string): Promise<void> {
+    return this.lockScript({ operation: 'leave', key, call: CALLS.leave, input: { owner }, map: noop }).catch(noop);
+  }
+
+  /** After a failed acquire: leave the queue, release if granted, in the background. Best effort (the lease and the entry expire anyway). */
+  cleanUp(key: string, owner: string): void {
+    if (this.commands.closed) return;
+    this.track(this.leave(key, owner));
+  }
+
+  /**
+   * A script on the six keys of a lock, with the common last argument (see
+   * `LockScript`); the grants it made to this instance's waiters wake them
+   * before `map` sees the reply.
+   */
+  lockScript<I, O extends { readonly handOffs: readonly HandOff[] }, R>(command: LockScriptCommand<I, O, R>): Promise<R> {
+    const { key, input, map } = command;
+    const delivered = (reply: O): R | PromiseLike<R> => (this.handedOff(reply.handOffs), map(reply));
+    return this.commands.script({ ...command, input: { ...input, key, common: this.common }, map: delivered });
+  }
+
+  /**
+   * Gives every waiter up (each resolves `null` and leaves the queue), waits
+   * for the leaves, and returns the subscriber connection, now detached, to
+   * close.
+   */
+  async close(): Promise<RedisPort | undefined> {
+    for (const waiter of [...this.waiters.values()]) this.giveUp(waiter);
+    const sub = this.sub;
+    this.sub = undefined;
+    await Promise.allSettled([...this.background]);
+    return sub;
+  }
+
   /** Wakes the local waiters a script granted the key to from the queue (no PUBLISH was sent for them). */
-  handedOff(handOffs: readonly HandOff[]): void {
+  private handedOff(handOffs: readonly HandOff[]): void {
     for (const { owner, token } of handOffs) {
       const waiter = this.waiters.get(owner);
       if (waiter) this.granted(waiter, token);
     }
   }
 
-  /** An acquire reply as a grant or `null`; wakes a local waiter the call handed the key to. */
-  readonly grant = (reply: AcquireReply): LockGrant | null => {
-    this.handedOff(reply.handOffs);
-    return reply.status === 'granted' ? { fencingToken: reply.token } : null;
-  };
-
-  /** {@link grant} for a grant that reserved a block of `fences` tokens. */
-  blockGrant(reply: AcquireReply, fences: number): LockGrant | null {
-    this.handedOff(reply.handOffs);
-    return reply.status === 'granted' ? { fencingToken: reply.token, fences } : null;
-  }
-
-  /** An acquire reply, after waking a local waiter the call handed the key to. */
-  readonly acquired = (reply: AcquireReply): AcquireReply => {
-    this.handedOff(reply.handOffs);
-    return reply;
-  };
-
-  /** A release reply: whether the owner held the key; wakes a local waiter it was handed to. */
-  readonly released = (reply: ReleaseReply): boolean => {
-    this.handedOff(reply.handOffs);
-    return reply.held;
-  };
-
-  /** Gives every waiter up (each resolves `null` and leaves the queue); returns the subscriber connection, now detached, to close. */
-  close(): RedisPort | undefined {
-    for (const waiter of [...this.waiters.values()]) this.giveUp(waiter);
-    const sub = this.sub;
-    this.sub = undefined;
-    return sub;
+  /** Keeps a best-effort call running until {@link close}. */
+  private track(promise: Promise<unknown>): void {
+    this.background.add(promise);
+    void promise.finally(() => this.background.delete(promise));
   }
 
   /** Opens the shared subscriber connection once; a waiter must be subscribed before it queues. `true` once subscribed. */
@@ -239,7 +241,7 @@ export class RedisWaiters {
     const queued = !waiter.first;
     waiter.first = false;
     waiter.safeStart ??= sent;
-    const call = this.protocol.attempt(waiter, queued ? '2' : '1');
+    const call = this.attempt(waiter, queued ? '2' : '1', passed);
     waiter.inflight = call;
     call.then(
       (reply) => {
@@ -247,7 +249,6 @@ export class RedisWaiters {
         if (waiter.settled) return; // gave up meanwhile: giveUp() leaves the queue or passes the key on
         if (reply.status === 'granted') {
           this.settle(waiter);
-          this.protocol.granted(waiter, queued);
           const fencingToken = reply.token;
           waiter.resolve(queued ? { fencingToken, fences: waiter.fences, queued, leaseStartedAt: sent } : { fencingToken, fences: waiter.fences });
         } else {
@@ -284,7 +285,6 @@ export class RedisWaiters {
       return;
     }
     this.settle(waiter);
-    this.protocol.granted(waiter, true);
     waiter.resolve({
       fencingToken,
       fences: waiter.fences,
@@ -305,9 +305,9 @@ export class RedisWaiters {
   private giveUp(waiter: Waiter): void {
     if (waiter.settled) return;
     this.settle(waiter);
-    const left = this.protocol.leave(waiter.key, waiter.owner);
+    const left = this.leave(waiter.key, waiter.owner);
     const inflight = waiter.inflight;
-    this.protocol.track(inflight ? Promise.all([left, inflight.catch(noop)]).then(() => this.protocol.leave(waiter.key, waiter.owner)) : left);
+    this.track(inflight ? Promise.all([left, inflight.catch(noop)]).then(() => this.leave(waiter.key, waiter.owner)) : left);
     waiter.resolve(null);
   }
 
