@@ -7,7 +7,7 @@ import { assertModuleOptions } from './lock-module-options.validation.js';
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { optionMessage, expected, optionPlaces } from '../errors/lock.messages.js';
 import { LockService } from './lock.service.js';
-import { CLOSES_LOCK_PROVIDER, ModuleLockStore } from './module-lock-store.js';
+import { CLOSES_LOCK_PROVIDER, ModuleLockStore, SHARES_APP_CONNECTION } from './module-lock-store.js';
 import { LeaderExplorer } from './leader.explorer.js';
 import { LeaderService } from './leader.service.js';
 
@@ -42,6 +42,12 @@ import { LeaderService } from './leader.service.js';
       provide: CLOSES_LOCK_PROVIDER,
       inject: [ModuleLockStore, LockProvider],
       useFactory: (store: ModuleLockStore, provider: LockProvider) => store.isBuilt(provider),
+    },
+    // LockService releases the held locks before another module can close a connection the app owns.
+    {
+      provide: SHARES_APP_CONNECTION,
+      inject: [ModuleLockStore, LockProvider, LOCK_MODULE_OPTIONS],
+      useFactory: (store: ModuleLockStore, provider: LockProvider, options: LockModuleOptions) => store.sharesAppConnection(provider, options ?? {}),
     },
     LockService,
     LeaderService,

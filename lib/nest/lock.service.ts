@@ -1,7 +1,16 @@
-import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  type BeforeApplicationShutdown,
+  type OnApplicationShutdown,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 import type { LockModuleOptions } from './lock-module-options.interface.js';
-import { CLOSES_LOCK_PROVIDER } from './module-lock-store.js';
+import { CLOSES_LOCK_PROVIDER, SHARES_APP_CONNECTION } from './module-lock-store.js';
 import { LockManager, type LockManagerOptions } from '../engine/lock-manager.js';
 import { DEFAULTS_KEYS } from '../engine/lock-options.validation.js';
 import type { LockHandle } from '../engine/lock-handle.interface.js';
@@ -40,7 +49,7 @@ function managerDefaults(options: LockModuleOptions): Omit<LockManagerOptions, '
  * ```
  */
 @Injectable()
-export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
   /** The engine this service is, for `@Locked` and `LeaderService` (their way to its internals). @internal */
   readonly manager: LockManager;
   private readonly logger = new Logger(LockService.name);
@@ -50,11 +59,13 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * @param options - The module's options: the defaults of every call, and `verifyOnBoot`.
    * @param provider - The store.
    * @param closesProvider - Close `provider` on shutdown (and when the boot check stops the boot). `LockModule` passes `true` for a store it built from its options.
+   * @param sharesAppConnection - Release the held locks in `onModuleDestroy`: `provider` runs on a connection the app owns. `LockModule` passes `false` for a store it built on a connection it opened; default: `!closesProvider`.
    */
   constructor(
     @Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions,
     provider: LockProvider,
     @Optional() @Inject(CLOSES_LOCK_PROVIDER) private readonly closesProvider: boolean = false,
+    @Optional() @Inject(SHARES_APP_CONNECTION) private readonly sharesAppConnection: boolean = !closesProvider,
   ) {
     this.manager = new LockManager({ ...managerDefaults(options ?? {}), provider, logger: this.logger });
     this.verifyOnBoot = options?.verifyOnBoot ?? 'warn';
@@ -177,6 +188,15 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       }
       this.logger.warn(bootCheckFailedLog(cause));
     }
+  }
+
+  /**
+   * Nest lifecycle hook: on a connection the app owns (its client, pool or
+   * provider), releases the locks still held now, before another module's
+   * `onModuleDestroy` can close it (docs/stores.md).
+   */
+  async onModuleDestroy(): Promise<void> {
+    if (this.sharesAppConnection) await this.manager.close();
   }
 
   /** Nest lifecycle hook: releases the locks this instance still holds and stops their renewal. */
