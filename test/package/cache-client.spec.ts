@@ -40,21 +40,24 @@ describe(`test/apps/${APP} with the packed library`, () => {
     if (packed) rmSync(dirname(packed.tarball), { recursive: true, force: true });
   });
 
-  test("two concurrent calls of the @Locked route: one 201, one 409; the lock keys are on the cache client's database, run on its connection; SIGTERM shuts down without an error", async () => {
-    const env = {
-      ...childEnv(),
-      NO_COLOR: '1',
-      PORT: '0',
-      REDIS_URL: `redis://127.0.0.1:6379/${DB}`,
-      CLIENT_NAME: clientName,
-      LOCK_PREFIX: prefix,
-    };
+  /** The app on the cache's database, with its names; `port()` waits until it listens. */
+  function start() {
+    const env = { ...childEnv(), NO_COLOR: '1', PORT: '0', REDIS_URL: `redis://127.0.0.1:6379/${DB}`, CLIENT_NAME: clientName, LOCK_PREFIX: prefix };
     const child = spawn(process.execPath, ['dist/main.js'], { cwd: dir, env });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
-    const app = new RunningApp(child);
+    const app = Object.assign(new RunningApp(child), {
+      async port(): Promise<number> {
+        await app.waitFor('Listening on http', 60_000);
+        return Number(/Listening on http:\/\/\S+:(\d+)/.exec(app.stdout)![1]);
+      },
+    });
+    return { child, exited, app };
+  }
+
+  test("two concurrent calls of the @Locked route: one 201, one 409; the lock keys are on the cache client's database, run on its connection; SIGTERM shuts down without an error", async () => {
+    const { child, exited, app } = start();
     try {
-      await app.waitFor('Listening on http', 60_000);
-      const port = Number(/Listening on http:\/\/\S+:(\d+)/.exec(app.stdout)![1]);
+      const port = await app.port();
       const answers = await Promise.all(
         [1, 2].map(async () => {
           const res = await fetch(`http://127.0.0.1:${port}/report`, { method: 'POST' });
@@ -84,5 +87,27 @@ describe(`test/apps/${APP} with the packed library`, () => {
     expect(`${app.stdout}${app.stderr}`).not.toMatch(/ERROR|WARN|^\s+at /m);
     const left = ((await onDb.client('LIST')) as string).split('\n').filter((line) => line.includes(` name=${clientName} `));
     expect(left).toEqual([]);
+  }, 120_000);
+
+  test('SIGTERM while the @Locked route runs: the lock is released before cache-manager closes its client (no failed release, the key is gone at once)', async () => {
+    const { child, exited, app } = start();
+    try {
+      const port = await app.port();
+      // The route holds the lock for 1.5 s; the answer may never come (the app stops under it).
+      const answered = fetch(`http://127.0.0.1:${port}/report`, { method: 'POST' }).catch(() => undefined);
+      const end = Date.now() + 10_000;
+      while ((await onDb.exists(`{${prefix}report}`)) === 0) {
+        if (Date.now() > end) throw new Error('the route did not take its lock within 10 s');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      child.kill('SIGTERM');
+      await exited;
+      await answered;
+      expect(`${app.stdout}${app.stderr}`).not.toMatch(/Releasing lock/);
+      expect(await onDb.exists(`{${prefix}report}`)).toBe(0);
+    } catch (err) {
+      await app.stop();
+      throw new Error(`${(err as Error).message}\n--- the app's stdout ---\n${app.stdout}\n--- its stderr ---\n${app.stderr}`, { cause: err });
+    }
   }, 120_000);
 });
