@@ -13,7 +13,7 @@ describeOfferedConformance(
     cleanup: () => dropMysqlLockTables(table),
   }),
   {
-    limitAndShared: false,
+    limitAndShared: true,
     acquireMany: false,
     extendMany: true,
     pausedHolder: pausedHolderOn({ kind: 'mysql', connection: MYSQL_URL, tableName: table }),

@@ -1,4 +1,4 @@
-import type { Pool, PoolOptions, ResultSetHeader, RowDataPacket } from 'mysql2';
+import type { Pool, PoolConnection, PoolOptions, ResultSetHeader, RowDataPacket } from 'mysql2';
 import { endpointOf, mysqlCause, mysqlLockTableMissingHint, storeCauses } from '../../errors/lock.messages.js';
 import { loadOptionalPeer } from '../optional-peer.js';
 import { BoundedSqlCalls } from '../sql/bounded-sql-calls.js';
@@ -115,6 +115,46 @@ export class MysqlLockDatabase {
   /** Runs a statement that reads: its rows. */
   async read(sql: string, values: unknown[] = []): Promise<RowDataPacket[]> {
     return (await this.execute(sql, values)) as RowDataPacket[];
+  }
+
+  /**
+   * Runs `fn` in one transaction on one connection (`run` sends its
+   * statements), committed when `fn` resolves and rolled back when it throws.
+   * One retry after a deadlock (the server rolled it back).
+   */
+  async transaction<T>(fn: (run: (sql: string, values: unknown[]) => Promise<unknown>) => Promise<T>): Promise<T> {
+    try {
+      return await this.once(fn);
+    } catch (err) {
+      if (errno(err) !== DEADLOCK) throw err;
+      return this.once(fn);
+    }
+  }
+
+  private async once<T>(fn: (run: (sql: string, values: unknown[]) => Promise<unknown>) => Promise<T>): Promise<T> {
+    const pool = await this.ready();
+    const conn = await new Promise<PoolConnection>((resolve, reject) => pool.getConnection((err, c) => (err ? reject(err) : resolve(c))));
+    const run = (sql: string, values: unknown[]): Promise<unknown> =>
+      new Promise((resolve, reject) =>
+        conn.execute({ sql, values, timeout: this.commandTimeout }, (err: unknown, r: unknown) => (err ? reject(err) : resolve(r))),
+      );
+    // mysql2's own transaction calls (BEGIN, COMMIT, ROLLBACK), each bounded like a statement by the caller's bound.
+    const step = (call: (cb: (err: unknown) => void) => void): Promise<void> =>
+      new Promise((resolve, reject) => call((err) => (err ? reject(err) : resolve())));
+    try {
+      await step((cb) => conn.beginTransaction(cb));
+      const result = await fn(run);
+      await step((cb) => conn.commit(cb));
+      conn.release();
+      return result;
+    } catch (err) {
+      // A connection whose rollback fails (gone, or still busy after a timeout) is not given back to the pool.
+      await step((cb) => conn.rollback(cb)).then(
+        () => conn.release(),
+        () => conn.destroy(),
+      );
+      throw err;
+    }
   }
 
   /**

@@ -72,6 +72,10 @@ export function mysqlLockStatements(tables: MysqlLockTables) {
   return {
     acquire: load('acquire'),
     acquireNew: load('acquire-new'),
+    permitNew: load('permit-new'),
+    permitRow: load('permit-row'),
+    permitAhead: load('permit-ahead'),
+    permitWrite: load('permit-write'),
     state: load('state'),
     enqueue: load('enqueue'),
     dequeue: load('dequeue'),

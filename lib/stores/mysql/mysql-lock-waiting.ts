@@ -1,14 +1,17 @@
 import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
 import type { MysqlLockDatabase } from './mysql-lock-database.js';
+import { fitsHolders, liveHolders, mysqlLockAsk } from './mysql-lock-holders.js';
 import type { MysqlLockStatements } from './mysql-lock-tables.js';
 
 /** What one acquire attempt found: the fencing token when granted, else `null`. @internal */
 export interface MysqlLockAttempt {
   readonly token: number | null;
+  /** A shared hold or a permit: the waiter behind a granted one may enter too. */
+  readonly group?: boolean;
 }
 
 /** The store calls a waiter makes: one attempt, with its ticket or none. @internal */
-export type MysqlLockAttemptFn = (key: string, owner: string, ttl: number, ticket: number | null) => Promise<MysqlLockAttempt>;
+export type MysqlLockAttemptFn = (request: LockAcquireRequest, ticket: number | null) => Promise<MysqlLockAttempt>;
 
 /** The watcher's shortest and longest pause between two looks at the queues, in ms. */
 export const WATCH_MIN_MS = 2;
@@ -119,20 +122,22 @@ export class MysqlLockWaiting {
   }
 
   private async wait(request: LockAcquireRequest): Promise<LockGrant | null> {
-    const { key, owner, ttl } = request;
+    const { key } = request;
     const deadline = request.waitTimeout === undefined ? Infinity : performance.now() + request.waitTimeout;
-    const first = await this.database.bounded('acquire', key, () => this.attempt(key, owner, ttl, null));
+    const first = await this.database.bounded('acquire', key, () => this.attempt(request, null));
     if (first.token !== null) return { fencingToken: first.token };
-    const ticket = await this.database.bounded('acquire', key, () => this.enqueue(key, owner));
+    const ticket = await this.database.bounded('acquire', key, () => this.enqueue(request));
     const waiter = new LocalWaiter(key, ticket);
     this.watch(waiter);
     let granted = false;
+    let chain = false;
     try {
       for (;;) {
         const startedAt = performance.now();
-        const got = await this.database.bounded('acquire', key, () => this.attempt(key, owner, ttl, ticket));
+        const got = await this.database.bounded('acquire', key, () => this.attempt(request, ticket));
         if (got.token !== null) {
           granted = true;
+          chain = got.group === true;
           return { fencingToken: got.token, queued: true, leaseStartedAt: startedAt };
         }
         if ((await waiter.next(deadline, request.signal)) !== 'wake') return null;
@@ -141,19 +146,22 @@ export class MysqlLockWaiting {
       this.unwatch(waiter);
       // The row goes either way; a granted waiter's next one here may be the new head.
       await this.database.bounded('dequeue', key, () => this.database.write(this.sql.dequeue, [ticket])).catch(() => undefined);
-      if (!granted) this.released(key);
+      // A shared hold or a permit granted: the next waiter here may fit beside it.
+      if (!granted || chain) this.released(key);
     }
   }
 
   /** A new ticket for `key`; now and then, the name's long-dead queue entries go first. */
-  private async enqueue(key: string, owner: string): Promise<number> {
+  private async enqueue(request: LockAcquireRequest): Promise<number> {
+    const { key, owner } = request;
+    const ask = mysqlLockAsk(request);
     const now = performance.now();
     if ((this.lastPrune.get(key) ?? -Infinity) < now - 60_000) {
       if (this.lastPrune.size > 1_000) this.lastPrune.clear();
       this.lastPrune.set(key, now);
       await this.database.write(this.sql.pruneWaiters, [key]);
     }
-    const r = await this.database.write(this.sql.enqueue, [key, owner, Math.round(this.waiterLease * 1000)]);
+    const r = await this.database.write(this.sql.enqueue, [key, owner, Math.round(this.waiterLease * 1000), ask.shared ? 'shared' : 'exclusive', ask.limit]);
     return Number(r.insertId);
   }
 
@@ -201,9 +209,17 @@ export class MysqlLockWaiting {
       for (const row of rows) {
         const key = Buffer.isBuffer(row.name) ? row.name.toString('utf8') : String(row.name);
         found.add(key);
-        const heldMs = Number(row.held_us) / 1_000;
         const head = row.head === null ? null : Number(row.head);
-        const seen = `${String(row.token)} ${String(head)} ${heldMs > 0}`;
+        const nowUs = Number(row.now_us);
+        const live = liveHolders(row.holders, nowUs);
+        const ask = { shared: row.head_mode === 'shared', limit: row.head_permits === null ? 1 : Number(row.head_permits) };
+        // Held for the head: by a plain holder's lease, or by group holders it does not fit beside (until the first of their leases ends).
+        const groupMs =
+          live.length === 0 || fitsHolders(live, row.permits === null ? null : Number(row.permits), ask)
+            ? 0
+            : Math.min(...live.map((h) => h.e - nowUs)) / 1_000;
+        const heldMs = Math.max(Number(row.held_us) / 1_000, groupMs);
+        const seen = `${String(row.token)} ${String(head)} ${heldMs > 0} ${live.length}`;
         if (this.seen.get(key) !== seen) changed = true;
         this.seen.set(key, seen);
         if (heldMs > 0) {

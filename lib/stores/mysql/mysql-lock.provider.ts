@@ -3,9 +3,18 @@ import { assertDuration } from '../../contract/lock-limits.validation.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockExtension, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { LockOptionsError } from '../../errors/lock.errors.js';
-import { expected, mysqlKeyTooLongMessage, optionMessage, providerOptionsExamples, providerOptionsMessage } from '../../errors/lock.messages.js';
+import {
+  expected,
+  limitMismatchMessage,
+  mysqlKeyTooLongMessage,
+  optionMessage,
+  providerOptionsExamples,
+  providerOptionsMessage,
+} from '../../errors/lock.messages.js';
 import { assertMysqlConnection } from '../connection-options.validation.js';
 import { MysqlLockDatabase } from './mysql-lock-database.js';
+import { liveHolders, mysqlLockAsk, otherHeldLimit } from './mysql-lock-holders.js';
+import { MysqlLockPermits } from './mysql-lock-permits.js';
 import type { MysqlLockProviderOptions } from './mysql-lock-options.interface.js';
 import { DEFAULT_MYSQL_LOCK_TABLE, mysqlLockStatements, mysqlLockTables, schemaSql, type MysqlLockStatements } from './mysql-lock-tables.js';
 import { MysqlLockWaiting, type MysqlLockAttempt } from './mysql-lock-waiting.js';
@@ -48,8 +57,12 @@ export class MysqlLockProvider extends LockProvider {
   /** The lock table as configured. */
   readonly tableName: string;
 
+  /** Semaphores (`limit`) and shared locks (`mode: 'shared'`): several holders of one name, each with its own lease. */
+  override readonly supports = { limit: true, shared: true } as const;
+
   private readonly sql: MysqlLockStatements;
   private readonly database: MysqlLockDatabase;
+  private readonly permits: MysqlLockPermits;
   private readonly waiting: MysqlLockWaiting;
 
   /**
@@ -69,8 +82,9 @@ export class MysqlLockProvider extends LockProvider {
     this.tableName = tableName;
     this.commandTimeout = commandTimeout;
     this.database = new MysqlLockDatabase({ connection, tables, sql: this.sql, createTable, commandTimeout });
+    this.permits = new MysqlLockPermits(this.database, this.sql);
     const waiterLease = Math.min(MAX_DURATION_MS, Math.max(5_000, 2 * commandTimeout));
-    this.waiting = new MysqlLockWaiting(this.database, this.sql, (key, owner, ttl, ticket) => this.attempt(key, owner, ttl, ticket), waiterLease);
+    this.waiting = new MysqlLockWaiting(this.database, this.sql, (request, ticket) => this.attempt(request, ticket), waiterLease);
   }
 
   /**
@@ -89,14 +103,16 @@ export class MysqlLockProvider extends LockProvider {
   /**
    * One statement when the lock is free (two for a name never used). A
    * waiting call takes a ticket in the waiters table and tries again when
-   * the watcher or a release of this process wakes it.
+   * the watcher or a release of this process wakes it. A shared hold or a
+   * permit is one short transaction on the name's row-locked row.
    * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout`.
+   * @throws {LockOptionsError} when the key is held or awaited with another `limit`.
    */
   async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
-    const { key, owner, ttl } = request;
+    const { key } = request;
     if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw new LockOptionsError(mysqlKeyTooLongMessage(key, Buffer.byteLength(key), MAX_KEY_BYTES));
     if (request.wait && !request.signal?.aborted && request.waitTimeout !== 0) return this.waiting.acquire(request);
-    const once = await this.database.bounded('acquire', key, () => this.attempt(key, owner, ttl, null));
+    const once = await this.database.bounded('acquire', key, () => this.attempt(request, null));
     return once.token === null ? null : { fencingToken: once.token };
   }
 
@@ -106,9 +122,12 @@ export class MysqlLockProvider extends LockProvider {
    * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout`.
    */
   async extend(key: string, owner: string, ttl: number): Promise<boolean> {
-    const r = await this.database.bounded('extend', key, () => this.database.write(this.sql.extend, [Math.round(ttl * 1000), key, owner]));
+    const extended = await this.database.bounded('extend', key, async () => {
+      const r = await this.database.write(this.sql.extend, [Math.round(ttl * 1000), key, owner]);
+      return r.affectedRows > 0 || ((await this.permits.extend(key, owner, ttl)) ?? false);
+    });
     this.waiting.extended(key);
-    return r.affectedRows > 0;
+    return extended;
   }
 
   /**
@@ -135,9 +154,12 @@ export class MysqlLockProvider extends LockProvider {
    * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout`.
    */
   async release(key: string, owner: string): Promise<boolean> {
-    const r = await this.database.bounded('release', key, () => this.database.write(this.sql.release, [key, owner]));
+    const released = await this.database.bounded('release', key, async () => {
+      const r = await this.database.write(this.sql.release, [key, owner]);
+      return r.affectedRows > 0 || ((await this.permits.release(key, owner)) ?? false);
+    });
     this.waiting.released(key);
-    return r.affectedRows > 0;
+    return released;
   }
 
   /**
@@ -176,7 +198,12 @@ export class MysqlLockProvider extends LockProvider {
    */
   async holder(key: string): Promise<LockHolder | null> {
     const rows = await this.database.bounded('holder', key, () => this.database.read(this.sql.holder, [key]));
-    return rows.length === 0 ? null : lockHolder(String(rows[0].owner), Number(rows[0].held_us) / 1_000);
+    const row = rows[0];
+    if (row === undefined) return null;
+    if (row.owner !== null) return lockHolder(String(row.owner), Number(row.held_us) / 1_000);
+    // Group holders: the one whose lease runs longest.
+    const live = liveHolders(row.holders, Number(row.now_us)).sort((a, b) => b.e - a.e);
+    return live.length === 0 ? null : lockHolder(live[0].o, (live[0].e - Number(row.now_us)) / 1_000);
   }
 
   /** {@inheritDoc LockProvider.inspect} Reads the locks table in name order. */
@@ -186,17 +213,37 @@ export class MysqlLockProvider extends LockProvider {
       this.database.read(this.sql.inspect, [prefix, prefix, prefix, cursor, cursor, String(limit + 1)]),
     );
     const more = rows.length > limit;
-    const locks = rows.slice(0, limit).map((row): StoredLock => ({
-      key: String(row.name),
-      owner: String(row.owner),
-      permits: 1,
-      mode: 'exclusive',
-      fencingToken: Number(row.token),
-      remainingMs: Number(row.held_us) / 1_000,
-      ...(row.acquired_us === null ? {} : { heldSince: Math.round(Number(row.acquired_us) / 1_000) }),
-      waiters: Number(row.waiters),
-    }));
-    return more ? { locks, cursor: locks[locks.length - 1].key } : { locks };
+    const page = rows.slice(0, limit);
+    const locks = page.flatMap((row): StoredLock[] => {
+      const [key, waiters] = [String(row.name), Number(row.waiters)];
+      if (row.owner === null) {
+        const nowUs = Number(row.now_us);
+        return liveHolders(row.holders, nowUs).map((h) => ({
+          key,
+          owner: h.o,
+          permits: h.m === 'shared' ? 1 : Number(row.permits),
+          mode: h.m,
+          fencingToken: h.t,
+          remainingMs: (h.e - nowUs) / 1_000,
+          heldSince: Math.round(h.s / 1_000),
+          waiters,
+        }));
+      }
+      const since = row.acquired_us === null ? {} : { heldSince: Math.round(Number(row.acquired_us) / 1_000) };
+      return [
+        {
+          key,
+          owner: String(row.owner),
+          permits: 1,
+          mode: 'exclusive',
+          fencingToken: Number(row.token),
+          remainingMs: Number(row.held_us) / 1_000,
+          ...since,
+          waiters,
+        },
+      ];
+    });
+    return more ? { locks, cursor: String(page[page.length - 1].name) } : { locks };
   }
 
   /**
@@ -227,14 +274,22 @@ export class MysqlLockProvider extends LockProvider {
    * no row yet (then the `INSERT` of one), or, for a queued waiter, held by
    * it already (a retry after an attempt whose answer was lost).
    */
-  private async attempt(key: string, owner: string, ttl: number, ticket: number | null): Promise<MysqlLockAttempt> {
+  private async attempt(request: LockAcquireRequest, ticket: number | null): Promise<MysqlLockAttempt> {
+    const { key, owner, ttl } = request;
+    const ask = mysqlLockAsk(request);
+    if (ask.shared || ask.limit > 1) return { token: await this.permits.acquire(key, owner, ttl, ticket, ask), group: true };
     const us = Math.round(ttl * 1000);
     for (let tries = 0; tries < 3; tries++) {
       const r = await this.database.write(this.sql.acquire, [owner, us, key, key, ticket, ticket]);
       if (r.affectedRows > 0) return { token: await this.granted(key, owner, r.insertId) };
-      const state = await this.database.read(this.sql.state, [owner, key]);
-      // A queued waiter that holds it already: its previous attempt committed and the answer was lost.
-      if (state.length > 0) return { token: ticket === null || state[0].mine === null ? null : Number(state[0].mine) };
+      const state = await this.database.read(this.sql.state, [owner, 1, key]);
+      if (state.length > 0) {
+        const row = state[0];
+        const other = row.other ?? otherHeldLimit(liveHolders(row.holders, Number(row.now_us)), row.permits, 1);
+        if (ticket === null && other !== null) throw new LockOptionsError(limitMismatchMessage(key, Number(other), 1));
+        // A queued waiter that holds it already: its previous attempt committed and the answer was lost.
+        return { token: ticket === null || row.mine === null ? null : Number(row.mine) };
+      }
       try {
         const n = await this.database.write(this.sql.acquireNew, [key, owner, us, key]);
         return { token: n.affectedRows > 0 ? await this.granted(key, owner, n.insertId) : null };
@@ -251,7 +306,7 @@ export class MysqlLockProvider extends LockProvider {
    */
   private async granted(key: string, owner: string, insertId: number): Promise<number> {
     if (Number(insertId) > 0) return Number(insertId);
-    const rows = await this.database.read(this.sql.state, [owner, key]);
+    const rows = await this.database.read(this.sql.state, [owner, 1, key]);
     return Number(rows[0]?.mine);
   }
 }

@@ -1,6 +1,6 @@
 /*
- * Takes the lock row of a name for an owner when no one holds it (no owner,
- * or the lease ended) and no live waiter is queued before the caller: none at
+ * Takes the lock row of a name for an owner when no one holds it (no plain
+ * holder nor group holders, or every lease ended) and no live waiter is queued before the caller: none at
  * all for a first attempt, none with an earlier ticket for a queued waiter
  * (FIFO across processes). The fencing token goes up by one, or to the
  * database clock in microseconds when that is ahead (a row pruned and created
@@ -21,8 +21,8 @@ UPDATE {{locks}}
 SET owner = ?,
   fencing_token = LAST_INSERT_ID(GREATEST(fencing_token + 1, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', UTC_TIMESTAMP(6)))),
   expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,
-  acquired_at = UTC_TIMESTAMP(6)
-WHERE name = ? AND (owner IS NULL OR expires_at <= UTC_TIMESTAMP(6))
+  acquired_at = UTC_TIMESTAMP(6), holders = NULL, permits = NULL
+WHERE name = ? AND ((owner IS NULL AND holders IS NULL) OR expires_at <= UTC_TIMESTAMP(6))
   AND NOT EXISTS (
     SELECT 1 FROM {{waiters}} w
     WHERE w.name = ? AND w.expires_at > UTC_TIMESTAMP(6) AND (? IS NULL OR w.ticket < ?)

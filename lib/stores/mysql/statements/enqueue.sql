@@ -7,6 +7,8 @@
  *   ? name
  *   ? owner
  *   ? lease of the queue entry, in microseconds
+ *   ? mode: 'shared' or 'exclusive'
+ *   ? limit (permits) asked for
  * Output: the ticket, as insert id.
  */
-INSERT INTO {{waiters}} (name, owner, expires_at) VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)
+INSERT INTO {{waiters}} (name, owner, expires_at, mode, permits) VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, ?, ?)

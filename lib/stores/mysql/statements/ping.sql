@@ -4,5 +4,5 @@
  * Input: none.
  * Output: no rows.
  */
-SELECT l.name, l.owner, l.fencing_token, l.expires_at, l.acquired_at, w.ticket, w.owner, w.expires_at
+SELECT l.name, l.owner, l.fencing_token, l.expires_at, l.acquired_at, l.holders, l.permits, w.ticket, w.owner, w.expires_at, w.mode, w.permits
 FROM {{locks}} l, {{waiters}} w LIMIT 0
