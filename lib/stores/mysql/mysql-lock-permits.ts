@@ -60,22 +60,19 @@ export class MysqlLockPermits {
 
   /** Frees the owner's entry: `null` when it has none (perhaps a plain holder), else whether its lease had not ended. */
   release(key: string, owner: string): Promise<boolean | null> {
-    return this.change(key, owner, (live, entry) => ({ entries: live.filter((h) => h !== entry), ok: true }));
+    return this.change(key, owner, (live, entry) => live.filter((h) => h !== entry));
   }
 
   /** Sets the owner's live entry's lease to `ttl` ms from now: `null` when it has no entry, `false` when its lease had ended. */
   extend(key: string, owner: string, ttl: number): Promise<boolean | null> {
-    return this.change(key, owner, (live, entry, nowUs) => ({
-      entries: live.map((h) => (h === entry ? { ...h, e: nowUs + Math.round(ttl * 1000) } : h)),
-      ok: true,
-    }));
+    return this.change(key, owner, (live, entry, nowUs) => live.map((h) => (h === entry ? { ...h, e: nowUs + Math.round(ttl * 1000) } : h)));
   }
 
   /** Rewrites the row's entries by `edit` when the owner has one: the live ones kept (dead ones dropped). */
   private change(
     key: string,
     owner: string,
-    edit: (live: MysqlLockHolderEntry[], entry: MysqlLockHolderEntry, nowUs: number) => { entries: MysqlLockHolderEntry[]; ok: boolean },
+    edit: (live: MysqlLockHolderEntry[], entry: MysqlLockHolderEntry, nowUs: number) => MysqlLockHolderEntry[],
   ): Promise<boolean | null> {
     return this.database.transaction(async (run) => {
       const [row] = (await run(this.sql.permitRow, [key])) as RowDataPacket[];
@@ -86,7 +83,7 @@ export class MysqlLockPermits {
       const live = all.filter((h) => h.e > nowUs);
       const entry = live.find((h) => h.o === owner);
       if (!entry) return false;
-      const { entries } = edit(live, entry, nowUs);
+      const entries = edit(live, entry, nowUs);
       const permits = entries.length === 0 ? null : row.permits;
       const r = (await run(this.sql.permitWrite, [
         row.fencing_token,
