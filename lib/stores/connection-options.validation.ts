@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError } from '../errors/lock.errors.js';
-import type { IovalkeyClient, NodeRedisClient, NodeRedisCluster } from './redis/redis-lock-provider.interface.js';
+import type { IovalkeyClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './redis/redis-lock-provider.interface.js';
 import {
   connectionUrlMessage,
   describeValue,
@@ -35,19 +35,19 @@ export function isIoredisClient(value: unknown): boolean {
 }
 
 /** The node-redis classes the store takes: `createClient()` and `createCluster()`. */
-const NODE_REDIS_TAKEN = new Set(['RedisClient', 'RedisCluster']);
+const NODE_REDIS_TAKEN = new Set(['RedisClient', 'RedisCluster', 'RedisSentinel']);
 
 /** A client the Redis store takes, by library. @internal */
 export type TakenRedisClient =
   | { readonly library: 'ioredis'; readonly client: Redis | Cluster | IovalkeyClient }
-  | { readonly library: 'node-redis'; readonly client: NodeRedisClient | NodeRedisCluster };
+  | { readonly library: 'node-redis'; readonly client: NodeRedisClient | NodeRedisCluster | NodeRedisSentinel };
 
 /** `value` as a client the store takes, with its library (`'ioredis'`: also iovalkey), or `undefined`. @internal */
 export function takenRedisClient(value: unknown): TakenRedisClient | undefined {
   if (isIoredisClient(value)) return { library: 'ioredis', client: value as Redis | Cluster | IovalkeyClient };
   const nodeRedis = nodeRedisClass(value);
   return nodeRedis !== undefined && NODE_REDIS_TAKEN.has(nodeRedis)
-    ? { library: 'node-redis', client: value as NodeRedisClient | NodeRedisCluster }
+    ? { library: 'node-redis', client: value as NodeRedisClient | NodeRedisCluster | NodeRedisSentinel }
     : undefined;
 }
 
@@ -75,8 +75,8 @@ function nodeRedisClass(value: unknown): string | undefined {
 
 /**
  * Checks `redis`: a URL, a plain object of ioredis options, an ioredis or
- * iovalkey client, or a node-redis client or cluster (not checked further).
- * Anything else is refused (a node-redis pool or Sentinel too): ioredis would
+ * iovalkey client, or a node-redis client, cluster or Sentinel client (not
+ * checked further). Anything else is refused (a node-redis pool too): ioredis would
  * read it as options and connect to its default, 127.0.0.1:6379.
  */
 export function assertRedisConnection(redis: unknown, where: string): void {

@@ -9,9 +9,8 @@ import { Redis } from 'ioredis';
 import { Redis as ValkeyRedis } from 'iovalkey';
 import { createClient } from 'redis';
 import { describeLockProviderConformance } from 'nest-lock/testing';
-import { RedisLockProvider, type RedisClient } from '../../lib/stores/redis/index.js';
-import { FENCE_GRACE_MS } from '../../lib/stores/redis/redis-lock.scripts.js';
-import { redisLeftovers } from '../support/redis-leftovers.js';
+import type { RedisClient } from '../../lib/stores/redis/index.js';
+import { redisClientsTarget } from '../support/redis-conformance-target.js';
 import { pausedHolderOn } from './paused-holder-process.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -20,20 +19,7 @@ const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 function conformanceOn(name: string, open: () => RedisClient, close: (client: RedisClient) => Promise<unknown>): void {
   describeLockProviderConformance(
     name,
-    () => {
-      const redis = new Redis(url);
-      const clients = [open(), open()];
-      return {
-        provider: new RedisLockProvider({ redis: clients[0] }),
-        peer: new RedisLockProvider({ redis: clients[1] }),
-        releaseWindowMs: FENCE_GRACE_MS,
-        leftovers: (key) => redisLeftovers(redis, key),
-        cleanup: async () => {
-          await Promise.all(clients.map(close));
-          await redis.quit();
-        },
-      };
-    },
+    () => redisClientsTarget(open, close, new Redis(url)),
     { describe, it, beforeAll, afterAll },
     { pausedHolder: pausedHolderOn({ kind: 'redis', url }) },
   );

@@ -169,7 +169,8 @@ export class RedisSentinelSetup {
     const dir = mkdtempSync(join(tmpdir(), 'nest-lock-sentinel-'));
     const started: RedisServer[] = [];
     try {
-      const master = await RedisServer.start(REPLICATION_FAST);
+      // A master demoted by a failover loads the new master's data through a file: in `dir`, not the working directory.
+      const master = await RedisServer.start([...REPLICATION_FAST, '--dir', dir]);
       started.push(master);
       const replica = await RedisServer.startReplica(master);
       started.push(replica);

@@ -63,7 +63,7 @@ export const waitForReplicasClusterMessage = (): string =>
 
 const REDIS_ACCEPTED =
   'a redis:// or rediss:// URL, a plain object of ioredis options (such as { host, port, db } or { sentinels, name }), ' +
-  'an ioredis or iovalkey Redis or Cluster instance, or a node-redis client (createClient() or createCluster())';
+  'an ioredis or iovalkey Redis or Cluster instance, or a node-redis client (createClient(), createCluster() or createSentinel())';
 
 export const redisConnectionTypeMessage = (where: string, value: unknown, method?: string): string =>
   `${where}: redis must be ${REDIS_ACCEPTED}; got ${method === undefined ? describeInstance(value) : `an object with a ${method}() method`}. ` +
@@ -73,7 +73,7 @@ export const redisConnectionTypeMessage = (where: string, value: unknown, method
 export const nodeRedisClientMessage = (where: string, className: string): string =>
   `${where}: redis is a node-redis ${className} (the "redis" package), which the Redis store does not take ` +
   '(read as ioredis options, it would connect to 127.0.0.1:6379 instead). ' +
-  `Pass ${REDIS_ACCEPTED}: e.g. a createClient() client for the master, or { sentinels, name } as ioredis options.`;
+  `Pass ${REDIS_ACCEPTED}: e.g. a createClient() client instead of a pool.`;
 
 export const redisForeignOptionMessage = (where: string, key: string, instead: string): string =>
   `${where}: redis.${key} is not an ioredis option: ioredis would ignore it and connect to 127.0.0.1:6379 instead. Pass ${instead}.`;

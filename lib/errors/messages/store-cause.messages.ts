@@ -4,6 +4,10 @@
 export const endpointOf = (host: string | undefined, port: number | string | undefined): string =>
   host === undefined ? 'an unknown address' : port === undefined || port === '' ? host : `${host}:${port}`;
 
+/** Where a node-redis Sentinel client sends commands: the master the Sentinels name (`undefined`: not known yet). */
+export const sentinelMasterAt = (master: string | undefined): string =>
+  master === undefined ? 'the master of a node-redis Sentinel client (not known yet)' : `${master} (the master the Sentinels name)`;
+
 /** What a Redis client error means, in a few words: "Redis at 127.0.0.1:6380 refused the connection (ECONNREFUSED)". */
 export function redisCause(at: string, err: unknown, tls = false): string {
   const code = errorCode(err);

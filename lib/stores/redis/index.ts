@@ -5,5 +5,6 @@ export type {
   RedisClient,
   NodeRedisClient,
   NodeRedisCluster,
+  NodeRedisSentinel,
   IovalkeyClient,
 } from './redis-lock-provider.interface.js';

@@ -1,6 +1,15 @@
-import { endpointOf } from '../../errors/lock.messages.js';
-import type { NodeRedisClient, NodeRedisCluster } from './redis-lock-provider.interface.js';
-import { EventedPort, type Corkable, type PipelineReply, type PortEvents, type RedisArgs, type RedisPort, type RedisStatus } from './redis-client.port.js';
+import { endpointOf, sentinelMasterAt } from '../../errors/lock.messages.js';
+import type { NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './redis-lock-provider.interface.js';
+import {
+  EventedPort,
+  type Corkable,
+  type PipelineReply,
+  type PortEvents,
+  type RedisArgs,
+  type RedisPort,
+  type RedisPortEvent,
+  type RedisStatus,
+} from './redis-client.port.js';
 
 type Listener = (...args: never[]) => void;
 
@@ -35,6 +44,18 @@ interface NodeCluster extends Omit<NodeClient, 'isReady' | 'sendCommand' | 'dupl
   nodeClient(node: unknown): Promise<NodeClient>;
 }
 
+/** The members of a node-redis v5 Sentinel client (`createSentinel()`) the adapter uses. */
+interface NodeSentinel extends Omit<NodeClient, 'sendCommand' | 'duplicate' | 'destroy' | 'options'> {
+  sendCommand(isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+  unsubscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
+  getMasterNode(): { host: string; port: number } | undefined;
+  destroy(): Promise<unknown>;
+  readonly options?: undefined;
+}
+
+/** Which node-redis client: `createClient()`, `createCluster()` or `createSentinel()`. */
+type NodeKind = 'client' | 'cluster' | 'sentinel';
+
 /** node-redis events behind each port event. */
 const EVENTS: PortEvents = {
   ready: { standalone: ['ready'], cluster: ['connect', 'node-ready'] },
@@ -54,8 +75,9 @@ function where(options: NodeRedisOptions | undefined): string {
 }
 
 /**
- * The {@link RedisPort} of a node-redis v5+ client: `createClient()` (also a
- * client that `createSentinel()`'s master hands out) or `createCluster()`.
+ * The {@link RedisPort} of a node-redis v5+ client: `createClient()`,
+ * `createCluster()` or `createSentinel()` (commands to the master; its own
+ * pub/sub connection, which follows a failover, is the subscriber).
  * A client not opened yet is opened by the first call (as ioredis'
  * `lazyConnect` one is); a client the app closed stays closed (its calls
  * fail). node-redis writes the commands of one tick together itself: no cork.
@@ -65,34 +87,64 @@ export class NodeRedisPort extends EventedPort implements RedisPort {
   protected readonly events = EVENTS;
   readonly library = 'node-redis';
   readonly cluster: boolean;
+  private readonly kind: NodeKind;
+  /** The subscriber port of a Sentinel client is the client itself (its pub/sub connection): closing the port unsubscribes, and ends it. */
+  private readonly shared: boolean;
+  private released = false;
+  /** The `topology-change` listener behind each `'ready'` listener of a Sentinel client (a master found, also after a failover). */
+  private readonly masterChanges = new Map<(err?: unknown) => void, (event: { type?: string }) => void>();
   /** The client was open (or opened by us) once: closed now means ended. */
   private opened: boolean;
   private readonly nodes = new WeakMap<object, NodeRedisPort>();
   /** The listener of each channel (node-redis keeps one of each function: subscribing again adds none). */
   private readonly listeners = new Map<string, (message: string) => void>();
 
-  readonly client: NodeClient | NodeCluster;
+  readonly client: NodeClient | NodeCluster | NodeSentinel;
 
-  /** `client`: as the public types describe it (by shape); the adapter uses the members below of node-redis 5. */
-  constructor(client: NodeRedisClient | NodeRedisCluster | NodeClient) {
+  /**
+   * `client`: as the public types describe it (by shape); the adapter uses the members below of node-redis 5.
+   * `shared`: the port is the subscriber of a Sentinel client (the app's, left open).
+   */
+  constructor(client: NodeRedisClient | NodeRedisCluster | NodeRedisSentinel | NodeClient, shared = false) {
     super();
-    this.client = client as NodeClient | NodeCluster;
+    this.client = client as NodeClient | NodeCluster | NodeSentinel;
     this.cluster = typeof (client as NodeCluster).nodeClient === 'function';
+    this.kind = this.cluster ? 'cluster' : typeof (client as NodeSentinel).getMasterNode === 'function' ? 'sentinel' : 'client';
+    this.shared = shared;
     this.opened = client.isOpen;
   }
 
+  /** On a Sentinel client, `'ready'` is a master found (`topology-change` MASTER_CHANGE: at connect, after a failover); it reports no lost connection. */
+  override listen(event: RedisPortEvent, listener: (err?: unknown) => void, add = true): void {
+    if (this.kind !== 'sentinel' || event === 'error') return super.listen(event, listener, add);
+    if (event !== 'ready') return;
+    let onChange = this.masterChanges.get(listener);
+    if (add && !onChange) {
+      this.masterChanges.set(listener, (onChange = (e) => e.type === 'MASTER_CHANGE' && listener()));
+      this.client.on('topology-change', onChange as Listener);
+    } else if (!add && onChange) {
+      this.masterChanges.delete(listener);
+      this.client.off('topology-change', onChange as Listener);
+    }
+  }
+
   get tls(): boolean {
-    const options = this.client.options;
+    const options = this.client.options; // a Sentinel client keeps its options private: reported as no TLS
     return Boolean(options?.socket?.tls) || /^rediss:/i.test(options?.url ?? '');
   }
 
   get status(): RedisStatus {
+    if (this.released) return 'end';
     if (!this.client.isOpen) return this.opened ? 'end' : 'wait';
     this.opened = true;
     return this.cluster || (this.client as NodeClient).isReady ? 'ready' : 'connecting';
   }
 
   endpoint(): string {
+    if (this.kind === 'sentinel') {
+      const master = (this.client as NodeSentinel).getMasterNode();
+      return sentinelMasterAt(master && endpointOf(master.host, master.port));
+    }
     const options = this.client.options;
     if (!this.cluster) return where(options);
     const nodes = options?.rootNodes ?? [];
@@ -126,8 +178,10 @@ export class NodeRedisPort extends EventedPort implements RedisPort {
     );
   }
 
+  /** A duplicate; on a Sentinel client the client itself, whose pub/sub connection follows the master. */
   subscriber(): NodeRedisPort {
-    return new NodeRedisPort(this.client.duplicate());
+    if (this.kind === 'sentinel') return new NodeRedisPort(this.client, true);
+    return new NodeRedisPort((this.client as NodeClient | NodeCluster).duplicate());
   }
 
   async subscribe(channel: string, onMessage: (message: string) => void): Promise<void> {
@@ -163,15 +217,17 @@ export class NodeRedisPort extends EventedPort implements RedisPort {
   }
 
   async quit(): Promise<void> {
+    if (this.shared) return this.release();
     await this.client.close();
   }
 
   disconnect(): void {
-    if (this.client.isOpen) this.client.destroy();
+    if (this.shared) void this.release();
+    else if (this.client.isOpen) void this.client.destroy();
   }
 
   ended(): Promise<void> {
-    if (!this.client.isOpen) return Promise.resolve();
+    if (!this.client.isOpen || this.released) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const end = (): void => {
         this.client.off('end', end);
@@ -183,9 +239,20 @@ export class NodeRedisPort extends EventedPort implements RedisPort {
     });
   }
 
-  /** Sends a command (node-redis takes strings), on a Cluster routed by `key`. */
+  /** Sends a command (node-redis takes strings), on a Cluster routed by `key`, on a Sentinel client to the master. */
   private send(key: string | undefined, args: RedisArgs): Promise<unknown> {
     const strings = args.map(String);
-    return this.cluster ? (this.client as NodeCluster).sendCommand(key, false, strings) : (this.client as NodeClient).sendCommand(strings);
+    if (this.kind === 'cluster') return (this.client as NodeCluster).sendCommand(key, false, strings);
+    if (this.kind === 'sentinel') return (this.client as NodeSentinel).sendCommand(false, strings);
+    return (this.client as NodeClient).sendCommand(strings);
+  }
+
+  /** The subscriber of a Sentinel client leaves its channels (the client stays the app's) and reports itself ended. */
+  private async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    const listeners = [...this.listeners];
+    this.listeners.clear();
+    await Promise.allSettled(listeners.map(([channel, listener]) => (this.client as NodeSentinel).unsubscribe(channel, listener)));
   }
 }

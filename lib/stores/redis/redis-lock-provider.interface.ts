@@ -35,6 +35,27 @@ export interface NodeRedisCluster {
 }
 
 /**
+ * A node-redis Sentinel client (`createSentinel({ name, sentinelRootNodes })`),
+ * described by the members the store relies on. Commands go to the master the
+ * Sentinels name; pub/sub goes through its own subscriber connection, which
+ * follows a failover.
+ */
+export interface NodeRedisSentinel {
+  /** The Sentinel client is open. */
+  readonly isOpen: boolean;
+  /** Ready for commands. */
+  readonly isReady: boolean;
+  /** Opens the client (the store does, on its first call, if you did not). */
+  connect(): Promise<unknown>;
+  /** Sends a command to the master. */
+  sendCommand(...args: never[]): Promise<unknown>;
+  /** The master the Sentinels name (for messages). */
+  getMasterNode(...args: never[]): unknown;
+  /** Subscribes on its pub/sub connection (the store's wake-ups). */
+  subscribe(...args: never[]): Promise<unknown>;
+}
+
+/**
  * An iovalkey `Redis` or `Cluster` client (the Valkey fork of ioredis, same
  * API; an ioredis client fits too), described by the members the store
  * relies on, so that these types need no iovalkey.
@@ -50,15 +71,15 @@ export interface IovalkeyClient {
   pipeline(...args: never[]): unknown;
 }
 
-/** A client the store takes: ioredis or iovalkey `Redis` / `Cluster`, or node-redis `createClient()` / `createCluster()`. */
-export type RedisClient = Redis | Cluster | IovalkeyClient | NodeRedisClient | NodeRedisCluster;
+/** A client the store takes: ioredis or iovalkey `Redis` / `Cluster`, or node-redis `createClient()` / `createCluster()` / `createSentinel()`. */
+export type RedisClient = Redis | Cluster | IovalkeyClient | NodeRedisClient | NodeRedisCluster | NodeRedisSentinel;
 
 /**
  * What to connect to: a `redis://` / `rediss://` URL or a plain object of
  * ioredis options (the provider opens an ioredis connection, and closes it),
  * or a client of yours ({@link RedisClient}: ioredis, iovalkey, node-redis),
- * which `close()` leaves open. Any other object (a node-redis pool or
- * Sentinel, a class instance) is refused with `LockOptionsError`.
+ * which `close()` leaves open. Any other object (a node-redis pool, a class
+ * instance) is refused with `LockOptionsError`.
  */
 export type RedisConnection = string | RedisOptions | RedisClient;
 

@@ -1,9 +1,9 @@
 /**
  * What `redis` accepts: a URL, a plain object of ioredis options, an
  * ioredis (or iovalkey) `Redis` / `Cluster` instance, or a node-redis
- * `createClient()` / `createCluster()` client; each runs real lock cycles on
- * the server it points at (a private one, database 5). Anything else (a
- * node-redis pool or Sentinel, a Map, a class instance, a Promise, a pg.Pool,
+ * `createClient()` / `createCluster()` / `createSentinel()` client; each runs
+ * real lock cycles on the server it points at (a private one, database 5;
+ * Sentinel: node-redis-sentinel.spec.ts). Anything else (a node-redis pool, a Map, a class instance, a Promise, a pg.Pool,
  * an object with client methods) is refused at forRoot, at boot with
  * forRootAsync and in `new RedisLockProvider()`, with a LockOptionsError
  * naming what was passed and what is accepted: ioredis would read it as
@@ -30,7 +30,7 @@ type RedisOption = RedisLockProviderOptions['redis'];
 const unique = (what: string) => `client-types:${what}:${randomBytes(6).toString('hex')}`;
 
 const ACCEPTED =
-  /a redis:\/\/ or rediss:\/\/ URL, a plain object of ioredis options \(such as \{ host, port, db \} or \{ sentinels, name \}\), an ioredis or iovalkey Redis or Cluster instance, or a node-redis client \(createClient\(\) or createCluster\(\)\)/;
+  /a redis:\/\/ or rediss:\/\/ URL, a plain object of ioredis options \(such as \{ host, port, db \} or \{ sentinels, name \}\), an ioredis or iovalkey Redis or Cluster instance, or a node-redis client \(createClient\(\), createCluster\(\) or createSentinel\(\)\)/;
 
 /** What `where` throws, or `undefined`. */
 function thrown(call: () => unknown): unknown {
@@ -77,11 +77,19 @@ describe('redis: anything but a URL, ioredis options or a supported client is re
     nowhere = `redis://127.0.0.1:${await freePort()}/5`;
   });
 
-  test('a node-redis v5 createClientPool() and createSentinel(): named as such, with what to pass instead', async () => {
+  test('a node-redis v5 createClientPool(): named as such, with what to pass instead', async () => {
     const taken = /which the Redis store does not take \(read as ioredis options, it would connect to 127\.0\.0\.1:6379 instead\)\. Pass /;
     await expectRefused(createClientPool({ url: nowhere }), /redis is a node-redis RedisClientPool /);
     await expectRefused(createClientPool({ url: nowhere }), taken);
-    await expectRefused(createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: 26379 }] }), /redis is a node-redis RedisSentinel /);
+  });
+
+  test('a node-redis createSentinel() client is taken (type and check; its lock cycles: node-redis-sentinel.spec.ts)', async () => {
+    const sentinel = createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: await freePort() }] });
+    const redis: RedisOption = sentinel;
+    expect(() => LockModule.forRoot({ redis })).not.toThrow();
+    const provider = new RedisLockProvider({ redis });
+    await provider.close();
+    expect(sentinel.isOpen).toBe(false); // not opened by construction or close
   });
 
   test('wrong objects: named by their class, with what is accepted', async () => {
