@@ -9,7 +9,8 @@
 import { describe, it, beforeAll, afterAll } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { createSentinel } from 'redis';
-import { describeLockProviderConformance } from 'nest-lock/testing';
+import { describeLockProviderConformance, type PausedHolderProcess } from 'nest-lock/testing';
+import { pausedHolderOn } from '../../contract/paused-holder-process.js';
 import { LockManager, type LockHandle } from '../../../lib/index.js';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
 import { tokenOf } from '../../support/fencing.js';
@@ -79,12 +80,14 @@ test('a lock cycle through createSentinel(): the lock is on the master, a waiter
   await Promise.all(clients.map((c) => c.close()));
 });
 
-describeLockProviderConformance('RedisLockProvider on node-redis Sentinel clients', () => redisClientsTarget(sentinelClient, (c) => c.close(), inspector()), {
-  describe,
-  it,
-  beforeAll,
-  afterAll,
-});
+// The paused holder (a child process) opens the same Redis by the master's URL: no failover happens during these cases.
+const pausedHolder: PausedHolderProcess = { spawn: (argument) => pausedHolderOn({ kind: 'redis', url: setup.master.url }).spawn(argument) };
+describeLockProviderConformance(
+  'RedisLockProvider on node-redis Sentinel clients',
+  () => redisClientsTarget(sentinelClient, (c) => c.close(), inspector()),
+  { describe, it, beforeAll, afterAll },
+  { pausedHolder },
+);
 
 test('SENTINEL FAILOVER: locks work again on the promoted replica, waiters are still woken, fencing tokens keep rising', async () => {
   const clients = await withManagers(async (a, b) => {
