@@ -36,13 +36,7 @@ const KNOWN: {
   /** Files over MAX_LINES. */
   longFiles: [],
   /** Callback host interfaces still there. */
-  hosts: [
-    {
-      file: 'lib/stores/postgres/postgres-lock-tickets.ts',
-      name: 'PostgresLockTicketsHost',
-      why: 'the PostgreSQL waiting side is being reworked on another branch; its turn comes after that lands',
-    },
-  ],
+  hosts: [],
 };
 
 /** A layer rule: which files it is about, and which of their imports it forbids. */

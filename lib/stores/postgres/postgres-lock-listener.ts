@@ -4,22 +4,20 @@ import type { PostgresLockDatabase } from './postgres-lock-database.js';
 import { postgresSql } from './postgres-lock-statements.js';
 import type { PostgresLockTables } from './postgres-lock-tables.js';
 
-/** What the listen connection tells its owner, and asks of it. @internal */
-export interface PostgresLockListenerEvents {
-  /** A NOTIFY on the table's channel arrived, with its payload. */
-  readonly notified: (payload: string) => void;
-  /** Notifications may have been missed (the connection was lost, or came back): everyone looks again. */
-  readonly missed: () => void;
-  /** Whether anyone still waits (else a lost connection is not reopened). */
-  readonly wanted: () => boolean;
-  /** Keeps background work for `close()` to wait for. */
-  readonly track: <T>(work: Promise<T>) => Promise<T>;
-}
+/**
+ * What a listener hears, handed to the handler given to
+ * {@link PostgresLockListener.listen}: a NOTIFY's payload, or `null` when
+ * notifications may have been missed (the connection was lost, or came back)
+ * and everyone looks again.
+ * @internal
+ */
+export type PostgresLockNotice = string | null;
 
 /**
  * The one connection that `LISTEN`s on the table's channel, opened on the
  * first wait, checked by the waiters' heartbeat, and reopened (with backoff)
- * while anyone waits after it was lost.
+ * while anyone waits after it was lost. What it hears goes to the handler
+ * given to {@link listen}.
  * @internal
  */
 export class PostgresLockListener {
@@ -27,6 +25,11 @@ export class PostgresLockListener {
   private connecting?: Promise<Client>;
   private reconnectTimer?: ReturnType<typeof setTimeout>;
   private reconnectDelay = 100;
+  /** The handler given to {@link listen}, and whether anyone still waits (else a lost connection is not reopened). */
+  private heard: (notice: PostgresLockNotice) => void = () => undefined;
+  private wanted: () => boolean = () => false;
+  /** Checks and reconnections in flight, for {@link settled}. */
+  private readonly pending = new Set<Promise<unknown>>();
   /** `statements/listen.sql` and `statements/alive.sql`. */
   private readonly listenSql: string;
   private readonly aliveSql: string;
@@ -34,7 +37,6 @@ export class PostgresLockListener {
   constructor(
     private readonly database: PostgresLockDatabase,
     private readonly tables: PostgresLockTables,
-    private readonly events: PostgresLockListenerEvents,
   ) {
     this.listenSql = postgresSql('listen', tables);
     this.aliveSql = postgresSql('alive', tables);
@@ -45,8 +47,18 @@ export class PostgresLockListener {
     return this.client !== undefined;
   }
 
-  /** The listen connection, connected and listening; connects it if needed. */
-  listen(): Promise<Client> {
+  /**
+   * The listen connection, connected and listening; connects it if needed.
+   * What it hears from now on goes to `heard`; `wanted` tells whether anyone
+   * still waits (else a lost connection is not reopened).
+   */
+  listen(heard: (notice: PostgresLockNotice) => void, wanted: () => boolean): Promise<Client> {
+    this.heard = heard;
+    this.wanted = wanted;
+    return this.open();
+  }
+
+  private open(): Promise<Client> {
     if (this.client) return Promise.resolve(this.client);
     if (!this.connecting) {
       this.connecting = this.connect().finally(() => {
@@ -60,7 +72,7 @@ export class PostgresLockListener {
   check(): void {
     const client = this.client;
     if (!client) return;
-    void this.events.track(
+    this.track(
       this.database
         .bounded('listen', undefined, () => client.query({ text: this.aliveSql, query_timeout: this.database.commandTimeout } as never))
         .catch(() => this.lost(client)),
@@ -70,6 +82,11 @@ export class PostgresLockListener {
   /** Stops reconnecting (the provider closes). */
   stop(): void {
     if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
+  }
+
+  /** Resolves when no check or reconnection is in flight. */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 
   /** Ends the connection. */
@@ -84,7 +101,7 @@ export class PostgresLockListener {
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     client.on('notification', (msg) => {
-      if (msg.channel === this.tables.raw && msg.payload !== undefined) this.events.notified(msg.payload);
+      if (msg.channel === this.tables.raw && msg.payload !== undefined) this.heard(msg.payload);
     });
     try {
       await client.connect();
@@ -108,18 +125,18 @@ export class PostgresLockListener {
     this.client = undefined;
     client.end().catch(() => undefined);
     if (this.database.closed) return;
-    this.events.missed();
+    this.heard(null);
     this.scheduleReconnect();
   }
 
   private scheduleReconnect(): void {
-    if (this.database.closed || this.reconnectTimer !== undefined || !this.events.wanted()) return;
+    if (this.database.closed || this.reconnectTimer !== undefined || !this.wanted()) return;
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
-      if (this.database.closed || this.client || !this.events.wanted()) return;
-      void this.events.track(
-        this.listen().then(
-          () => this.events.missed(), // notifications sent while disconnected are lost: look again
+      if (this.database.closed || this.client || !this.wanted()) return;
+      this.track(
+        this.open().then(
+          () => this.heard(null), // notifications sent while disconnected are lost: look again
           () => {
             this.reconnectDelay = Math.min(this.reconnectDelay * 2, 2_000);
             this.scheduleReconnect();
@@ -128,5 +145,10 @@ export class PostgresLockListener {
       );
     }, this.reconnectDelay);
     this.reconnectTimer.unref?.();
+  }
+
+  private track(work: Promise<unknown>): void {
+    this.pending.add(work);
+    void work.finally(() => this.pending.delete(work)).catch(() => undefined);
   }
 }

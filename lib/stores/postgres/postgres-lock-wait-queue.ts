@@ -1,4 +1,4 @@
-import type { LockGrant } from '../../contract/lock-provider.js';
+import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
 import { timerDelay } from '../../shared/timer.js';
 import type { PostgresLockAsk } from './postgres-lock-attempt.js';
 
@@ -11,6 +11,42 @@ export interface PostgresLockWaiter extends PostgresLockAsk {
   /** A release granted it the key directly (its NOTIFY settled it): a statement of its in flight is moot. */
   granted?: boolean;
   readonly settle: (result: LockGrant | null | Error) => void;
+}
+
+/**
+ * A waiter for `ask` with its `ticket`, and what its call answers once it is
+ * settled; on the request's `waitTimeout` or abort it calls `leave`.
+ * @internal
+ */
+export function newWaiter(
+  ask: PostgresLockAsk,
+  ticket: string,
+  request: Pick<LockAcquireRequest, 'signal' | 'waitTimeout'>,
+  leave: (waiter: PostgresLockWaiter) => void,
+): { waiter: PostgresLockWaiter; answer: Promise<LockGrant | null> } {
+  const { signal, waitTimeout } = request;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const onAbort = (): void => leave(waiter);
+  let resolve!: (grant: LockGrant | null) => void;
+  let reject!: (err: Error) => void;
+  const answer = new Promise<LockGrant | null>((res, rej) => ((resolve = res), (reject = rej)));
+  const waiter: PostgresLockWaiter = {
+    ...ask,
+    ticket,
+    done: false,
+    settle: (result) => {
+      if (waiter.done) return;
+      waiter.done = true;
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (result instanceof Error) reject(result);
+      else resolve(result);
+    },
+  };
+  // (not unref'd: like any timer, a pending wait keeps the process alive until it ends)
+  if (waitTimeout !== undefined) timer = setTimeout(() => leave(waiter), waitTimeout);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  return { waiter, answer };
 }
 
 /** The local waiters of one key, and when its head looks again. @internal */

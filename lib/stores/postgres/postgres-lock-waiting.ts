@@ -1,7 +1,7 @@
 import type { LockAcquireRequest, LockGrant } from '../../contract/lock-provider.js';
 import type { PostgresLockDatabase } from './postgres-lock-database.js';
-import { PostgresLockListener } from './postgres-lock-listener.js';
-import { PostgresLockTickets } from './postgres-lock-tickets.js';
+import { PostgresLockListener, type PostgresLockNotice } from './postgres-lock-listener.js';
+import { PostgresLockTickets, type PostgresLockEntry } from './postgres-lock-tickets.js';
 import { PostgresLockClock } from './postgres-lock-clock.js';
 import {
   arm,
@@ -9,6 +9,7 @@ import {
   insertByTicket,
   directGrantOf,
   newWaitQueue,
+  newWaiter,
   recheckAfter,
   type PostgresLockDirectGrant as DirectGrant,
   type PostgresLockWaitQueue as Queue,
@@ -31,11 +32,11 @@ export class PostgresLockWaiting {
   private readonly pending = new Set<Promise<unknown>>();
   /** Queueing statements in flight, per key. */
   private readonly watches = new PostgresLockWatches();
-  private readonly listener: PostgresLockListener;
-  /** The waiters' entries in the queue table. */
-  readonly tickets: PostgresLockTickets;
   /** Where the lease of a direct grant started, in local time. */
   private readonly clock = new PostgresLockClock();
+  private readonly listener: PostgresLockListener;
+  /** The waiters' entries in the queue table. */
+  private readonly tickets: PostgresLockTickets;
 
   /** `waiterLease`: how long a waiter's queue entry lives unless its process renews it. */
   constructor(
@@ -45,17 +46,13 @@ export class PostgresLockWaiting {
     private readonly store: PostgresLockWaitingStore,
     private readonly waiterLease: number,
   ) {
-    this.tickets = new PostgresLockTickets(database, tables, sql, waiterLease, {
-      track: (work) => this.track(work),
-      release: (key, owner) => this.store.release(key, owner),
-      clock: (sentAt, databaseMs) => this.clock.sample(sentAt, databaseMs),
-    });
-    this.listener = new PostgresLockListener(database, tables, {
-      notified: (payload) => this.notified(payload),
-      missed: () => [...this.queues.keys()].forEach((key) => this.kick(key)),
-      wanted: () => this.queues.size > 0,
-      track: (work) => this.track(work),
-    });
+    this.tickets = new PostgresLockTickets(database, tables, sql, waiterLease, this.clock);
+    this.listener = new PostgresLockListener(database, tables);
+  }
+
+  /** Removes, in the background, the queue entries whose removal failed earlier (after a call that succeeded). */
+  dropOrphans(): void {
+    void this.track(this.tickets.dropOrphans().then((granted) => this.releaseGranted(granted)));
   }
 
   /**
@@ -74,13 +71,13 @@ export class PostgresLockWaiting {
         const sent = performance.now();
         const queueing = this.store.attempt(ask, null, true).then((r) => (this.clock.sample(sent, r.nowMs), r));
         // (a cold LISTEN connection opens once the statement is on its way, so as not to hold it up)
-        const listening = cold ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.listener.listen()) : this.listener.listen();
+        const listening = cold ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.listen()) : this.listen();
         const [queued, listened] = await Promise.allSettled([queueing, listening]);
         if (queued.status === 'rejected') throw queued.reason;
         if (listened.status === 'rejected') {
           // Cannot wait without LISTEN: give back what the statement got, then fail.
           if (queued.value.token !== null) await this.store.release(key, owner).catch(() => undefined);
-          else if (queued.value.ticket !== null) await this.tickets.dropNow([{ ticket: queued.value.ticket, key, owner }]);
+          else if (queued.value.ticket !== null) await this.drop([{ ticket: queued.value.ticket, key, owner }]);
           throw listened.reason;
         }
         return queued.value;
@@ -101,7 +98,7 @@ export class PostgresLockWaiting {
       return null;
     }
     if (request.signal?.aborted || this.database.closed) {
-      await this.tickets.dropNow([{ ticket: first.ticket, key, owner }]);
+      await this.drop([{ ticket: first.ticket, key, owner }]);
       return null;
     }
     return this.wait(request, ask, first.ticket, cold ? 0 : recheckAfter(heard, first.ticket, first.heldMs ?? first.aheadMs ?? 50, this.waiterLease));
@@ -148,7 +145,9 @@ export class PostgresLockWaiting {
     this.tickets.stopHeartbeat();
     this.listener.stop();
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-    await this.tickets.dropOnClose(entries);
+    await this.tickets.settled();
+    await this.listener.settled();
+    await this.releaseGranted(await this.tickets.dropOnClose(entries));
     await this.listener.end();
   }
 
@@ -177,8 +176,20 @@ export class PostgresLockWaiting {
     void this.track(this.store.release(waiter.key, waiter.owner).then(settle, settle));
   }
 
-  /** A NOTIFY `<ticket>,<ms>:<key>` arrived. */
-  private notified(payload: string): void {
+  /** The LISTEN connection, with what it hears going to {@link heard}. */
+  private listen(): Promise<unknown> {
+    return this.listener.listen(
+      (notice) => this.heard(notice),
+      () => this.queues.size > 0,
+    );
+  }
+
+  /** A NOTIFY `<ticket>,<ms>:<key>` arrived; `null`: notifications may have been missed, every local head looks again. */
+  private heard(payload: PostgresLockNotice): void {
+    if (payload === null) {
+      for (const key of [...this.queues.keys()]) this.kick(key);
+      return;
+    }
     const colon = payload.indexOf(':');
     if (colon < 0) return;
     const key = payload.slice(colon + 1);
@@ -189,28 +200,9 @@ export class PostgresLockWaiting {
 
   /** Joins the local queue with the ticket just taken; `recheckMs`: when to look again unless woken first. */
   private wait(request: LockAcquireRequest, ask: Ask, ticket: string, recheckMs: number): Promise<LockGrant | null> {
-    const { signal, waitTimeout } = request;
-    return new Promise<LockGrant | null>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const onAbort = (): void => this.leave(waiter);
-      const waiter: Waiter = {
-        ...ask,
-        ticket,
-        done: false,
-        settle: (result) => {
-          if (waiter.done) return;
-          waiter.done = true;
-          if (timer !== undefined) clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          if (result instanceof Error) reject(result);
-          else resolve(result);
-        },
-      };
-      // (not unref'd: like any timer, a pending wait keeps the process alive until it ends)
-      if (waitTimeout !== undefined) timer = setTimeout(() => this.leave(waiter), waitTimeout);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.enqueue(waiter, recheckMs);
-    });
+    const { waiter, answer } = newWaiter(ask, ticket, request, (w) => this.leave(w));
+    this.enqueue(waiter, recheckMs);
+    return answer;
   }
 
   /** Puts a waiter with its ticket into the local queue; a new head looks again after `recheckMs`. */
@@ -248,7 +240,7 @@ export class PostgresLockWaiting {
       if (queue.waiters.length === 0) this.forget(waiter.key, queue);
       else if (i === 0) this.kick(waiter.key);
     }
-    void this.track(this.tickets.dropNow([waiter]).then(() => waiter.settle(null)));
+    void this.track(this.drop([waiter]).then(() => waiter.settle(null)));
   }
 
   /** Lets the head of the local queue for `key` try again (once at a time). */
@@ -306,7 +298,7 @@ export class PostgresLockWaiting {
         queue.failedAt = undefined;
         const failed = queue.waiters.splice(0);
         for (const waiter of failed) waiter.settle(err as Error);
-        this.tickets.drop(failed);
+        void this.track(this.drop(failed));
       }
     } finally {
       queue.busy = false;
@@ -314,7 +306,7 @@ export class PostgresLockWaiting {
     if (head.leaving && queue.waiters[0] === head) {
       // It gave up while its statement was in flight, which did not grant it the key.
       queue.waiters.shift();
-      void this.track(this.tickets.dropNow([head]).then(() => head.settle(null)));
+      void this.track(this.drop([head]).then(() => head.settle(null)));
       queue.again = true;
     }
     if (queue.waiters.length === 0) {
@@ -337,6 +329,16 @@ export class PostgresLockWaiting {
     disarm(queue);
     if (this.queues.get(key) === queue && queue.waiters.length === 0 && !queue.busy) this.queues.delete(key);
     if (this.queues.size === 0) this.tickets.stopHeartbeat();
+  }
+
+  /** Removes queue entries, and releases the keys a release granted them meanwhile (their waiters have gone). Never rejects. */
+  private async drop(entries: PostgresLockEntry[]): Promise<void> {
+    await this.releaseGranted(await this.tickets.drop(entries));
+  }
+
+  /** Releases keys granted to entries whose waiters have gone (owner-checked: nothing if it no longer holds them). */
+  private async releaseGranted(granted: PostgresLockEntry[]): Promise<void> {
+    if (granted.length > 0) await Promise.all(granted.map((e) => this.store.release(e.key, e.owner).catch(() => undefined)));
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {

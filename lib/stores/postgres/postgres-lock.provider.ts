@@ -119,7 +119,7 @@ export class PostgresLockProvider extends LockProvider {
       createTable,
       commandTimeout,
       afterQuery: () => {
-        this.waiting.tickets.dropOrphans();
+        this.waiting.dropOrphans();
         this.pruner.start(); // the background pruning starts from the first call that reached the tables
       },
     });

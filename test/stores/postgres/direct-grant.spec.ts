@@ -99,8 +99,8 @@ describe('PostgresLockProvider: direct grant by release', () => {
     expect(await a.release('d4', 'h')).toBe(true);
     expect(await a.holder('d4')).toEqual(expect.objectContaining({ owner: 'quitter' }));
     // The quitter's process removes its entry (as on timeout or abort), too late: the entry is gone with the grant.
-    const waiting = (b as unknown as { waiting: { tickets: { dropNow(e: object[]): Promise<void> } } }).waiting;
-    await waiting.tickets.dropNow([{ ticket: entry.ticket, key: 'd4', owner: 'quitter' }]);
+    const waiting = (b as unknown as { waiting: { drop(e: object[]): Promise<void> } }).waiting;
+    await waiting.drop([{ ticket: entry.ticket, key: 'd4', owner: 'quitter' }]);
     expect(await a.holder('d4')).toBeNull();
     expect(await a.acquire({ key: 'd4', owner: 'next', ttl: 30_000, wait: false })).not.toBeNull();
     expect(await a.release('d4', 'next')).toBe(true);
