@@ -27,10 +27,3 @@ export interface PostgresLockAttempt {
   /** The database clock when the statement ran (epoch ms). */
   readonly nowMs: number | null;
 }
-
-/** What waiting asks of the store. @internal */
-export interface PostgresLockWaitingStore {
-  /** One acquire statement (not bounded): with `ticket` for a queued waiter; with `enqueue`, taking a ticket if not granted. */
-  attempt(ask: PostgresLockAsk, ticket: string | null, enqueue?: boolean): Promise<PostgresLockAttempt>;
-  release(key: string, owner: string): Promise<boolean>;
-}

@@ -20,8 +20,6 @@ export interface PostgresLockDatabaseOptions {
   readonly prepared: Readonly<Record<string, string>>;
   readonly createTable: boolean;
   readonly commandTimeout: number;
-  /** Runs after each query that succeeded. */
-  readonly afterQuery: () => void;
 }
 
 const isPool = (c: unknown): c is Pool =>
@@ -69,7 +67,6 @@ export class PostgresLockDatabase {
   private readonly tables: PostgresLockTables;
   /** Creates the tables on first use (`createTable`), else undefined. */
   private readonly schema: PostgresLockSchema | undefined;
-  private readonly afterQuery: () => void;
   /** Statement text → prepared statement name. */
   private readonly statementNames = new Map<string, string>();
   private pool?: Pool;
@@ -96,7 +93,6 @@ export class PostgresLockDatabase {
       explain: (err) => this.cause(err),
       closedTo: (operation) => this.isClosed && operation !== 'close' && operation !== 'release',
     });
-    this.afterQuery = options.afterQuery;
     this.ownsPool = !isPool(options.connection);
     // Named after their text: providers with other tables can share a pool (pg refuses one name for two texts).
     for (const [op, text] of Object.entries(options.prepared)) {
@@ -138,7 +134,6 @@ export class PostgresLockDatabase {
     const config = { name: this.statementNames.get(text), text, values, query_timeout: this.commandTimeout } as never;
     const pinned = this.pinned;
     const result = pinned ? await pinned.run(this.ready(), config) : await (await this.ready()).query(config);
-    this.afterQuery();
     const last = (Array.isArray(result) ? result[result.length - 1] : result) as { rows: QueryResultRow[] };
     return last.rows;
   }

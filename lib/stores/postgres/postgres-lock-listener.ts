@@ -6,12 +6,13 @@ import type { PostgresLockTables } from './postgres-lock-tables.js';
 
 /**
  * What a listener hears, handed to the handler given to
- * {@link PostgresLockListener.listen}: a NOTIFY's payload, or `null` when
- * notifications may have been missed (the connection was lost, or came back)
- * and everyone looks again.
+ * {@link PostgresLockListener.listen}: a NOTIFY `<next>:<key>` (the lock
+ * `key` changed hands or its line moved, see `PostgresLockWaiting.wake`), or
+ * `null` when notifications may have been missed (the connection was lost,
+ * or came back) and everyone looks again.
  * @internal
  */
-export type PostgresLockNotice = string | null;
+export type PostgresLockNotice = { readonly key: string; readonly next: string } | null;
 
 /**
  * The one connection that `LISTEN`s on the table's channel, opened on the
@@ -101,7 +102,8 @@ export class PostgresLockListener {
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     client.on('notification', (msg) => {
-      if (msg.channel === this.tables.raw && msg.payload !== undefined) this.heard(msg.payload);
+      const colon = msg.payload?.indexOf(':') ?? -1;
+      if (msg.channel === this.tables.raw && colon >= 0) this.heard({ key: msg.payload!.slice(colon + 1), next: msg.payload!.slice(0, colon) });
     });
     try {
       await client.connect();

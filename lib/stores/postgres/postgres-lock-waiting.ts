@@ -18,7 +18,8 @@ import {
 } from './postgres-lock-wait-queue.js';
 import type { PostgresLockTables } from './postgres-lock-tables.js';
 import type { PostgresLockStatements } from './postgres-lock-statements.js';
-import type { PostgresLockAsk as Ask, PostgresLockWaitingStore } from './postgres-lock-attempt.js';
+import type { PostgresLockAsk as Ask } from './postgres-lock-attempt.js';
+import type { PostgresLockHolds } from './postgres-lock-holds.js';
 
 /**
  * The waiting side of the PostgreSQL store: callers queued by ticket (in the
@@ -43,7 +44,7 @@ export class PostgresLockWaiting {
     private readonly database: PostgresLockDatabase,
     tables: PostgresLockTables,
     sql: PostgresLockStatements,
-    private readonly store: PostgresLockWaitingStore,
+    private readonly holds: PostgresLockHolds,
     private readonly waiterLease: number,
   ) {
     this.tickets = new PostgresLockTickets(database, tables, sql, waiterLease, this.clock);
@@ -69,14 +70,14 @@ export class PostgresLockWaiting {
       const watch = this.watches.open(key);
       try {
         const sent = performance.now();
-        const queueing = this.store.attempt(ask, null, true).then((r) => (this.clock.sample(sent, r.nowMs), r));
+        const queueing = this.holds.attempt(ask, null, true).then((r) => (this.clock.sample(sent, r.nowMs), r));
         // (a cold LISTEN connection opens once the statement is on its way, so as not to hold it up)
         const listening = cold ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.listen()) : this.listen();
         const [queued, listened] = await Promise.allSettled([queueing, listening]);
         if (queued.status === 'rejected') throw queued.reason;
         if (listened.status === 'rejected') {
           // Cannot wait without LISTEN: give back what the statement got, then fail.
-          if (queued.value.token !== null) await this.store.release(key, owner).catch(() => undefined);
+          if (queued.value.token !== null) await this.release(key, owner).catch(() => undefined);
           else if (queued.value.ticket !== null) await this.drop([{ ticket: queued.value.ticket, key, owner }]);
           throw listened.reason;
         }
@@ -86,6 +87,7 @@ export class PostgresLockWaiting {
         heard = watch.heard;
       }
     });
+    this.dropOrphans(); // (the statement succeeded: the database is there)
     if (first.token !== null) return { fencingToken: first.token, fences: ask.fences };
     if (first.ticket === null) return null; // cannot happen: not granted means queued
     // A release may have granted it the key before this answer arrived.
@@ -94,7 +96,7 @@ export class PostgresLockWaiting {
     if (granted && start !== undefined) {
       const { fencingToken, leaseMs } = granted;
       if (!request.signal?.aborted && !this.database.closed) return { fencingToken, fences: ask.fences, queued: true, leaseStartedAt: start, leaseMs };
-      await this.store.release(key, owner).catch(() => undefined);
+      await this.release(key, owner).catch(() => undefined);
       return null;
     }
     if (request.signal?.aborted || this.database.closed) {
@@ -128,6 +130,13 @@ export class PostgresLockWaiting {
     if (!queue.busy && (queue.wakeAt === undefined || queue.wakeAt > performance.now() + lapse)) this.arm(key, queue, lapse);
   }
 
+  /** Releases the owner's hold and wakes this process's waiters at once (no NOTIFY round trip); whether it still held it. */
+  async release(key: string, owner: string): Promise<boolean> {
+    const row = await this.holds.release(key, owner);
+    if (row) this.wake(key, (row.next as string | null) ?? '');
+    return row?.live === true;
+  }
+
   /**
    * Resolves queued waiters `null` and removes their tickets, waits for the
    * work in flight, and ends the LISTEN connection (the database is closed already).
@@ -145,8 +154,7 @@ export class PostgresLockWaiting {
     this.tickets.stopHeartbeat();
     this.listener.stop();
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-    await this.tickets.settled();
-    await this.listener.settled();
+    await Promise.all([this.tickets.settled(), this.listener.settled()]);
     await this.releaseGranted(await this.tickets.dropOnClose(entries));
     await this.listener.end();
   }
@@ -173,7 +181,7 @@ export class PostgresLockWaiting {
   /** A waiter gave up while its turn came: hands the lock on, then its call answers. */
   private handOn(waiter: Waiter): void {
     const settle = (): void => waiter.settle(null);
-    void this.track(this.store.release(waiter.key, waiter.owner).then(settle, settle));
+    void this.track(this.release(waiter.key, waiter.owner).then(settle, settle));
   }
 
   /** The LISTEN connection, with what it hears going to {@link heard}. */
@@ -184,29 +192,19 @@ export class PostgresLockWaiting {
     );
   }
 
-  /** A NOTIFY `<ticket>,<ms>:<key>` arrived; `null`: notifications may have been missed, every local head looks again. */
-  private heard(payload: PostgresLockNotice): void {
-    if (payload === null) {
+  /** A NOTIFY for `key` naming `next` arrived; `null`: notifications may have been missed, every local head looks again. */
+  private heard(notice: PostgresLockNotice): void {
+    if (notice === null) {
       for (const key of [...this.queues.keys()]) this.kick(key);
       return;
     }
-    const colon = payload.indexOf(':');
-    if (colon < 0) return;
-    const key = payload.slice(colon + 1);
-    const next = payload.slice(0, colon);
-    this.watches.heard(key, next);
-    this.wake(key, next);
+    this.watches.heard(notice.key, notice.next);
+    this.wake(notice.key, notice.next);
   }
 
-  /** Joins the local queue with the ticket just taken; `recheckMs`: when to look again unless woken first. */
+  /** Joins the local queue with the ticket just taken (a new head looks again after `recheckMs`, unless woken first); answers its grant. */
   private wait(request: LockAcquireRequest, ask: Ask, ticket: string, recheckMs: number): Promise<LockGrant | null> {
     const { waiter, answer } = newWaiter(ask, ticket, request, (w) => this.leave(w));
-    this.enqueue(waiter, recheckMs);
-    return answer;
-  }
-
-  /** Puts a waiter with its ticket into the local queue; a new head looks again after `recheckMs`. */
-  private enqueue(waiter: Waiter, recheckMs: number): void {
     let queue = this.queues.get(waiter.key);
     if (!queue) {
       queue = newWaitQueue();
@@ -217,9 +215,10 @@ export class PostgresLockWaiting {
       () => [...this.queues.values()].flatMap((q) => q.waiters.map((w) => w.ticket)),
       () => this.listener.check(),
     );
-    if (queue.waiters[0] !== waiter) return; // the head before it keeps its own schedule
-    if (recheckMs <= 0) this.kick(waiter.key);
-    else if (!queue.busy) this.arm(waiter.key, queue, recheckMs);
+    // (the head before it keeps its own schedule)
+    if (queue.waiters[0] === waiter && recheckMs <= 0) this.kick(waiter.key);
+    else if (queue.waiters[0] === waiter && !queue.busy) this.arm(waiter.key, queue, recheckMs);
+    return answer;
   }
 
   /**
@@ -263,8 +262,9 @@ export class PostgresLockWaiting {
     let next: number | undefined;
     const sent = performance.now(); // the lease starts on the server after this
     try {
-      const r = await this.database.bounded('acquire', key, () => this.store.attempt(head, head.ticket));
+      const r = await this.database.bounded('acquire', key, () => this.holds.attempt(head, head.ticket));
       this.clock.sample(sent, r.nowMs);
+      this.dropOrphans();
       const leaseStartedAt = r.token === null ? (queue.failedAt ?? sent) : sent;
       queue.failures = 0;
       queue.failedAt = undefined;
@@ -338,7 +338,7 @@ export class PostgresLockWaiting {
 
   /** Releases keys granted to entries whose waiters have gone (owner-checked: nothing if it no longer holds them). */
   private async releaseGranted(granted: PostgresLockEntry[]): Promise<void> {
-    if (granted.length > 0) await Promise.all(granted.map((e) => this.store.release(e.key, e.owner).catch(() => undefined)));
+    if (granted.length > 0) await Promise.all(granted.map((e) => this.release(e.key, e.owner).catch(() => undefined)));
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {

@@ -4,20 +4,13 @@ import { assertDuration } from '../../contract/lock-limits.validation.js';
 import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { LockOptionsError } from '../../errors/lock.errors.js';
-import {
-  keyTooLongMessage,
-  limitMismatchMessage,
-  optionMessage,
-  providerOptionsMessage,
-  expected,
-  providerOptionsExamples,
-} from '../../errors/lock.messages.js';
+import { keyTooLongMessage, optionMessage, providerOptionsMessage, expected, providerOptionsExamples } from '../../errors/lock.messages.js';
 import { assertPostgresConnection } from '../connection-options.validation.js';
 import { PostgresLockDatabase } from './postgres-lock-database.js';
 import type { PostgresLockProviderOptions } from './postgres-lock-options.interface.js';
-import type { QueryResultRow } from 'pg';
 import { PostgresLockWaiting } from './postgres-lock-waiting.js';
-import type { PostgresLockAsk, PostgresLockAttempt } from './postgres-lock-attempt.js';
+import type { PostgresLockAsk } from './postgres-lock-attempt.js';
+import { PostgresLockHolds } from './postgres-lock-holds.js';
 import type { LockExtension } from '../../contract/lock-provider.js';
 import { DEFAULT_POSTGRES_LOCK_TABLE, postgresLockTables, type PostgresLockTables } from './postgres-lock-tables.js';
 import { pingSql, schemaSql } from './postgres-lock-schema.js';
@@ -72,12 +65,12 @@ export class PostgresLockProvider extends LockProvider {
   private readonly tables: PostgresLockTables;
   private readonly sql: PostgresLockStatements;
   private readonly database: PostgresLockDatabase;
+  /** The statements on the lock rows. */
+  private readonly holds: PostgresLockHolds;
   private readonly waiting: PostgresLockWaiting;
   private readonly pruner: PostgresLockPruner;
   /** How long a waiter's queue entry lives unless its process renews it. */
   private readonly waiterLease: number;
-  /** Keys and owners (`<owner> <key>`) granted a shared hold or a permit here: their extend and release try the statements of `holders` entries first. */
-  private readonly permitOwners = new Set<string>();
 
   /**
    * @throws {LockOptionsError} for an invalid option (checked now, before any connection).
@@ -118,17 +111,10 @@ export class PostgresLockProvider extends LockProvider {
       prepared: prepareStatements ? this.sql : {},
       createTable,
       commandTimeout,
-      afterQuery: () => {
-        this.waiting.dropOrphans();
-        this.pruner.start(); // the background pruning starts from the first call that reached the tables
-      },
     });
     this.pruner = new PostgresLockPruner(this.database, this.tables, this.sql, pruneSettings, new Logger(PostgresLockProvider.name));
-    const store = {
-      attempt: (ask: PostgresLockAsk, ticket: string | null, enqueue?: boolean) => this.attempt(ask, ticket, enqueue),
-      release: (key: string, owner: string) => this.release(key, owner),
-    };
-    this.waiting = new PostgresLockWaiting(this.database, this.tables, this.sql, store, this.waiterLease);
+    this.holds = new PostgresLockHolds(this.database, this.tables, this.sql, this.waiterLease);
+    this.waiting = new PostgresLockWaiting(this.database, this.tables, this.sql, this.holds, this.waiterLease);
   }
 
   /**
@@ -168,10 +154,10 @@ export class PostgresLockProvider extends LockProvider {
     const ask: PostgresLockAsk = { key, owner, ttl, fences, shared, limit, direct };
     const wait = request.wait && !request.signal?.aborted && request.waitTimeout !== 0;
     if (!wait) {
-      const once = await this.database.bounded('acquire', key, () => this.attempt(ask, null));
+      const once = this.reached(await this.database.bounded('acquire', key, () => this.holds.attempt(ask, null)));
       return once.token === null ? null : { fencingToken: once.token, fences };
     }
-    return this.waiting.acquire(request, ask);
+    return this.reached(await this.waiting.acquire(request, ask));
   }
 
   /**
@@ -181,11 +167,7 @@ export class PostgresLockProvider extends LockProvider {
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
    */
   async extend(key: string, owner: string, ttl: number): Promise<boolean> {
-    const extended = await this.database.bounded('extend', key, () =>
-      this.byHolder(key, owner, (permit) => this.database.query(permit ? this.sql.extendPermit : this.sql.extend, [key, owner, ttl, this.tables.raw])),
-    );
-    if (!extended) this.permitOwners.delete(`${owner} ${key}`);
-    return extended !== undefined;
+    return this.reached(await this.holds.extend(key, owner, ttl));
   }
 
   /**
@@ -203,13 +185,7 @@ export class PostgresLockProvider extends LockProvider {
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
    */
   async release(key: string, owner: string): Promise<boolean> {
-    const row = await this.database.bounded('release', key, () =>
-      this.byHolder(key, owner, (permit) => this.database.query(permit ? this.sql.releasePermit : this.sql.release, [key, owner, this.tables.raw])),
-    );
-    this.permitOwners.delete(`${owner} ${key}`);
-    // Our own waiters need not wait for the NOTIFY round trip.
-    if (row) this.waiting.wake(key, (row.next as string | null) ?? '');
-    return row?.live === true;
+    return this.reached(await this.waiting.release(key, owner));
   }
 
   /**
@@ -232,8 +208,8 @@ export class PostgresLockProvider extends LockProvider {
    * @throws {LockOptionsError} for an `olderThanMs` under 60 000, over `MAX_DURATION_MS` or not a finite number.
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout` (per batch).
    */
-  prune(olderThanMs: number = 3_600_000): Promise<number> {
-    return this.pruner.prune(olderThanMs);
+  async prune(olderThanMs: number = 3_600_000): Promise<number> {
+    return this.reached(await this.pruner.prune(olderThanMs));
   }
 
   /**
@@ -241,8 +217,10 @@ export class PostgresLockProvider extends LockProvider {
    * `request.limit` names a page, each with all its holders.
    */
   async inspect(request: LockInspectRequest): Promise<LockInspectPage> {
-    const rows = await this.database.bounded('inspect', undefined, () =>
-      this.database.query(this.sql.inspect, [request.prefix, request.cursor ?? null, request.limit + 1]),
+    const rows = this.reached(
+      await this.database.bounded('inspect', undefined, () =>
+        this.database.query(this.sql.inspect, [request.prefix, request.cursor ?? null, request.limit + 1]),
+      ),
     );
     const names = [...new Set(rows.map((row) => row.name as string))];
     const more = names.length > request.limit;
@@ -266,7 +244,7 @@ export class PostgresLockProvider extends LockProvider {
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
    */
   async holder(key: string): Promise<LockHolder | null> {
-    const rows = await this.database.bounded('holder', key, () => this.database.query(this.sql.holder, [key]));
+    const rows = this.reached(await this.database.bounded('holder', key, () => this.database.query(this.sql.holder, [key])));
     return rows.length === 0 ? null : lockHolder(String(rows[0].owner), Number(rows[0].ms));
   }
 
@@ -278,7 +256,7 @@ export class PostgresLockProvider extends LockProvider {
     const started = performance.now();
     // Reads the lock table too: a table that is missing (createTable: false) fails the ping, not the first lock.
     await this.database.bounded('ping', undefined, () => this.database.query(pingSql(this.tables)));
-    return performance.now() - started;
+    return this.reached(performance.now() - started);
   }
 
   /**
@@ -298,52 +276,19 @@ export class PostgresLockProvider extends LockProvider {
   }
 
   /**
-   * One acquire statement: with `ticket` for a queued waiter; with `enqueue`, a first attempt that takes a ticket if not granted.
-   * @throws {LockOptionsError} when a first attempt finds the key held or awaited with another limit.
-   */
-  private async attempt(ask: PostgresLockAsk, ticket: string | null, enqueue = false): Promise<PostgresLockAttempt> {
-    const { key, owner, ttl, fences, shared, limit } = ask;
-    const lease = enqueue ? this.waiterLease : null;
-    const rows =
-      shared || limit > 1
-        ? await this.database.query(this.sql.acquirePermit, [key, owner, ttl, ticket, lease, shared ? 'shared' : 'exclusive', limit, this.tables.raw])
-        : await this.database.query(this.sql.acquire, [key, owner, ttl, ticket, lease, fences, lease === null ? null : ask.direct]);
-    const row = rows[0] ?? {};
-    const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-    if (row.conflict !== null && row.conflict !== undefined) throw new LockOptionsError(limitMismatchMessage(key, Number(row.conflict), limit));
-    const answer = { token: num(row.token), ticket: (row.ticket as string | null) ?? null, mine: ticket === null ? null : num(row.mine) };
-    if ((shared || limit > 1) && (answer.token !== null || answer.mine !== null)) this.permitOwners.add(`${owner} ${key}`);
-    return { ...answer, heldMs: num(row.held_ms), aheadMs: num(row.ahead_ms), mineMs: num(row.mine_ms), nowMs: num(row.now_ms) };
-  }
-
-  /**
-   * Runs the statement of a `holders` entry for an owner granted one here,
-   * else the plain lock's; then the other one if the first found nothing (an
-   * entry granted by another provider). Answers the row, if any.
-   */
-  private async byHolder(key: string, owner: string, run: (permit: boolean) => Promise<QueryResultRow[]>): Promise<QueryResultRow | undefined> {
-    const permit = this.permitOwners.has(`${owner} ${key}`);
-    return (await run(permit))[0] ?? (await run(!permit))[0];
-  }
-
-  /**
    * {@inheritDoc LockProvider.extendMany}
    * One statement (an `UPDATE` from arrays) for all the plain locks, and one
    * for the shared holds and permits granted here, sent together.
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
    */
-  async extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
-    const out = locks.map(() => false);
-    const plain: number[] = [];
-    const entries: number[] = [];
-    locks.forEach((l, i) => (this.permitOwners.has(`${l.owner} ${l.key}`) ? entries : plain).push(i));
-    const batch = async (places: number[], statement: string): Promise<void> => {
-      if (places.length === 0) return;
-      const values = [places.map((i) => locks[i].key), places.map((i) => locks[i].owner), places.map((i) => locks[i].ttl), this.tables.raw];
-      const rows = await this.database.bounded('extend', locks[places[0]].key, () => this.database.query(statement, values));
-      for (const row of rows) out[places[(row.i as number) - 1]] = true;
-    };
-    await Promise.all([batch(plain, this.sql.extendMany), batch(entries, this.sql.extendPermitMany)]);
-    return out;
+  extendMany(locks: readonly LockExtension[]): Promise<boolean[]> {
+    return this.holds.extendMany(locks).then((answer) => this.reached(answer));
+  }
+
+  /** What follows a call that reached the tables: queue entries whose removal failed are removed now, and the background pruning starts (once). */
+  private reached<T>(answer: T): T {
+    this.waiting.dropOrphans();
+    this.pruner.start();
+    return answer;
   }
 }
