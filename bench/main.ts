@@ -20,7 +20,15 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DEFAULT_BENCH_TTL, type BenchEnv } from './contenders/contender.js';
 import { growthChart } from './support/growth-chart.js';
-import { MEMORY, POSTGRES, POSTGRES_CONTENDED, REDIS_CONTENDED, REDIS_UNCONTENDED, contenderById, type Contender } from './contenders/index.js';
+import {
+  MEMORY,
+  POSTGRES,
+  POSTGRES_CONTENDED,
+  REDIS_CONTENDED,
+  REDIS_UNCONTENDED,
+  contenderById,
+  type Contender,
+} from './contenders/index.js';
 import { uncontended } from './scenarios/s1-uncontended.scenario.js';
 import { parallel } from './scenarios/s2-parallel.scenario.js';
 import { contended } from './scenarios/s3-contended.scenario.js';
@@ -52,14 +60,20 @@ function parseArgs(argv: string[]): {
   const options: BenchOptions = quick
     ? { quick, repeats: 2, longRepeats: 2, runMs: 400, longRunMs: 1_000 }
     : { quick, repeats: 7, longRepeats: 5, runMs: 1_000, longRunMs: 3_000 };
-  const withRepeats = Number.isInteger(repeats) && repeats > 0 ? { ...options, repeats, longRepeats: repeats } : options;
+  const withRepeats =
+    Number.isInteger(repeats) && repeats > 0 ? { ...options, repeats, longRepeats: repeats } : options;
   const ids = argv
     .find((a) => a.startsWith('--contenders='))
     ?.slice(13)
     .split(',');
   for (const id of ids ?? []) contenderById(id); // an unknown id fails here, naming the known ones
   const pick = <C extends Contender>(list: readonly C[]): C[] => list.filter((c) => !ids || ids.includes(c.id));
-  return { options: withRepeats, only: only ? new Set(only.split(',').map(Number)) : undefined, pick, partial: only !== undefined || ids !== undefined };
+  return {
+    options: withRepeats,
+    only: only ? new Set(only.split(',').map(Number)) : undefined,
+    pick,
+    partial: only !== undefined || ids !== undefined,
+  };
 }
 
 async function postgresVersion(url: string): Promise<string | undefined> {
@@ -108,12 +122,15 @@ async function main(): Promise<void> {
   const mysqlVersion = await mysqlServerVersion(mysqlUrl);
   const env: BenchEnv = { redisUrl: redis.url, pgUrl, mysqlUrl, ttl: DEFAULT_BENCH_TTL };
   const ctx: BenchContext = { env, options, log };
-  log(`bench redis-server ${redis.version} on port ${redis.port}; postgres ${pgVersion ?? 'not reachable'}; ${options.quick ? 'quick' : 'full'} run`);
+  log(
+    `bench redis-server ${redis.version} on port ${redis.port}; postgres ${pgVersion ?? 'not reachable'}; ${options.quick ? 'quick' : 'full'} run`,
+  );
   const rows: Row[] = [];
   const growth: GrowthTable[] = [];
   const argv = process.argv.slice(2);
   const sizes = sizesFlag(argv, options.quick ? [10, 100] : [10, 100, 1_000, 10_000]);
-  const flag = (name: string, fallback: number): number => Number(argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+  const flag = (name: string, fallback: number): number =>
+    Number(argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
   try {
     if (wants(1)) {
       log('scenario 1: uncontended');
@@ -154,7 +171,9 @@ async function main(): Promise<void> {
     if (wants(7)) {
       log('scenario 7: many held locks');
       const stores = pgVersion ? (['memory', 'redis', 'postgres'] as const) : (['memory', 'redis'] as const);
-      growth.push(await heldLocks(ctx, { sizes, stores, windowMs: flag('held-window', options.quick ? 3_500 : 10_000) }));
+      growth.push(
+        await heldLocks(ctx, { sizes, stores, windowMs: flag('held-window', options.quick ? 3_500 : 10_000) }),
+      );
     }
     if (wants(8)) {
       log('scenario 8: many waiters');

@@ -1,8 +1,18 @@
 export { LockModule } from './nest/lock.module.js';
 export { LOCK_MODULE_OPTIONS, type LockModuleExtras, type LockOptionsFactory } from './nest/lock.module-definition.js';
 export { LockService } from './nest/lock.service.js';
-export { Locked, type LockContextNameFactory, type LockedOptions, type LockNameFactory } from './nest/locked.decorator.js';
-export { LockExceptionFilter, LOCK_EXCEPTION_FILTER_OPTIONS, type LockExceptionFilterOptions, type LockErrorBody } from './nest/lock-exception.filter.js';
+export {
+  Locked,
+  type LockContextNameFactory,
+  type LockedOptions,
+  type LockNameFactory,
+} from './nest/locked.decorator.js';
+export {
+  LockExceptionFilter,
+  LOCK_EXCEPTION_FILTER_OPTIONS,
+  type LockExceptionFilterOptions,
+  type LockErrorBody,
+} from './nest/lock-exception.filter.js';
 export type { LockErrorPayload } from './nest/lock-error-payload.js';
 export type { JobDelay } from './nest/delayed-job.js';
 export {
@@ -36,7 +46,15 @@ export type { InspectedLock, LockInspectOptions, LockInspection } from './inspec
 export type { LockInspectPage, LockInspectRequest, StoredLock } from './contract/stored-lock.interface.js';
 export { LOCK_METRICS, LOCK_ATTRIBUTES, OTHER_LOCK_NAME } from './telemetry/telemetry-names.js';
 export type { LockLogger } from './contract/lock-logger.interface.js';
-export { LockError, LockAcquireError, LockStoreError, LockLostError, LockReentryError, LockOptionsError, LockJobDelayedError } from './errors/lock.errors.js';
+export {
+  LockError,
+  LockAcquireError,
+  LockStoreError,
+  LockLostError,
+  LockReentryError,
+  LockOptionsError,
+  LockJobDelayedError,
+} from './errors/lock.errors.js';
 export { LeaderElection, type LeaderElectionOptions } from './leader/leader-election.js';
 export { defaultInstanceId } from './engine/default-instance-id.js';
 export type { Campaign } from './leader/leader-campaign.js';
@@ -51,4 +69,8 @@ export {
 export { Leader } from './leader/leader.decorator.js';
 export { LeaderService } from './nest/leader.service.js';
 export type { LockBatchRequest, LockExtension } from './contract/lock-provider.js';
-export type { LockProviderCapabilities, LockAcquireCapabilities, LockGrantCapabilities } from './contract/lock-provider-capabilities.js';
+export type {
+  LockProviderCapabilities,
+  LockAcquireCapabilities,
+  LockGrantCapabilities,
+} from './contract/lock-provider-capabilities.js';

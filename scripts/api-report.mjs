@@ -127,10 +127,20 @@ if (update) {
   failed = true;
   for (const { report, subpath } of changed) {
     console.error(`\nThe public API of "${subpath}" differs from etc/${report}.api.md:`);
-    const diff = spawnSync('git', ['diff', '--no-index', '--no-color', `etc/${report}.api.md`, relative(root, join(tempFolder, `${report}.api.md`))], {
-      cwd: root,
-      encoding: 'utf8',
-    });
+    const diff = spawnSync(
+      'git',
+      [
+        'diff',
+        '--no-index',
+        '--no-color',
+        `etc/${report}.api.md`,
+        relative(root, join(tempFolder, `${report}.api.md`)),
+      ],
+      {
+        cwd: root,
+        encoding: 'utf8',
+      },
+    );
     console.error(diff.stdout || `(etc/${report}.api.md is missing)`);
   }
   console.error('If the change is intended, run `npm run api:update` and commit etc/*.api.md.');

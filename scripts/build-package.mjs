@@ -15,7 +15,15 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** Entry points of the "exports" map, relative to lib/ and to each build folder. */
-const ENTRIES = ['index', 'health/index', 'dashboard/index', 'testing/index', 'stores/redis/index', 'stores/postgres/index', 'stores/mysql/index'];
+const ENTRIES = [
+  'index',
+  'health/index',
+  'dashboard/index',
+  'testing/index',
+  'stores/redis/index',
+  'stores/postgres/index',
+  'stores/mysql/index',
+];
 
 rmSync(join(root, 'dist/cjs'), { recursive: true, force: true });
 rmSync(join(root, 'dist/esm'), { recursive: true, force: true });
@@ -29,7 +37,9 @@ writeFileSync(join(root, 'dist/cjs/package.json'), `${JSON.stringify({ type: 'co
 // (lib/**/*.sql), read at run time relative to the module that loads them: into
 // the package's build, and into dist/lib when tsc built it (`npm run build`,
 // `npm run build:all`).
-const luaFiles = readdirSync(join(root, 'lib'), { recursive: true }).filter((f) => f.endsWith('.lua') || f.endsWith('.sql'));
+const luaFiles = readdirSync(join(root, 'lib'), { recursive: true }).filter(
+  (f) => f.endsWith('.lua') || f.endsWith('.sql'),
+);
 for (const out of ['dist/cjs', 'dist/lib']) {
   if (!existsSync(join(root, out))) continue;
   for (const file of luaFiles) {
@@ -45,13 +55,18 @@ for (const out of ['dist/cjs', 'dist/lib']) {
 // no @types/pg). An app that has the peer gets its types as they are. tsc drops
 // comments on imports from the declarations it emits, hence this step.
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const optionalPeers = Object.keys(pkg.peerDependenciesMeta ?? {}).filter((name) => pkg.peerDependenciesMeta[name].optional);
+const optionalPeers = Object.keys(pkg.peerDependenciesMeta ?? {}).filter(
+  (name) => pkg.peerDependenciesMeta[name].optional,
+);
 const escaped = optionalPeers.map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|');
 const peerImport = new RegExp(`^(import\\b[^;]*?\\bfrom '(?:${escaped})(?:/[^']*)?';)$`, 'gm');
 for (const file of readdirSync(join(root, 'dist/cjs'), { recursive: true }).filter((f) => /\.d\.c?ts$/.test(f))) {
   const path = join(root, 'dist/cjs', file);
   const text = readFileSync(path, 'utf8');
-  const marked = text.replace(peerImport, '// @ts-ignore: an optional peer; without it (or its @types package) these types are any\n$1');
+  const marked = text.replace(
+    peerImport,
+    '// @ts-ignore: an optional peer; without it (or its @types package) these types are any\n$1',
+  );
   if (marked !== text) writeFileSync(path, marked);
 }
 

@@ -35,7 +35,8 @@ function restore() {
 const command = process.argv[2];
 if (command === 'prepack') {
   restore();
-  if (process.env.NEST_LOCK_PACK_BUILT !== '1') execFileSync(process.execPath, [join(root, 'scripts/build-package.mjs')], { cwd: root, stdio: 'inherit' });
+  if (process.env.NEST_LOCK_PACK_BUILT !== '1')
+    execFileSync(process.execPath, [join(root, 'scripts/build-package.mjs')], { cwd: root, stdio: 'inherit' });
   const text = readFileSync(manifest, 'utf8');
   const pkg = JSON.parse(text);
   for (const name of INSTALL_SCRIPTS) delete pkg.scripts?.[name];

@@ -44,8 +44,10 @@ const start = heading.index + heading[0].length;
 const nextSection = changelog.slice(start).search(/^## |^\[[^\]]+\]: /m);
 const end = nextSection === -1 ? changelog.length : start + nextSection;
 const notes = changelog.slice(start, end).trim();
-if (notes === '') fail('nothing is listed under "## [Unreleased]" in CHANGELOG.md: add the changes of this release first');
-if (new RegExp(`^## \\[${next.replaceAll('.', '\\.')}\\]`, 'm').test(changelog)) fail(`CHANGELOG.md already has an entry for ${next}`);
+if (notes === '')
+  fail('nothing is listed under "## [Unreleased]" in CHANGELOG.md: add the changes of this release first');
+if (new RegExp(`^## \\[${next.replaceAll('.', '\\.')}\\]`, 'm').test(changelog))
+  fail(`CHANGELOG.md already has an entry for ${next}`);
 
 const date = new Date().toISOString().slice(0, 10);
 let updated = `${changelog.slice(0, start)}\n## [${next}] - ${date}\n\n${notes}\n\n${changelog.slice(end).replace(/^\n+/, '')}`;
@@ -54,7 +56,10 @@ let updated = `${changelog.slice(0, start)}\n## [${next}] - ${date}\n\n${notes}\
 const unreleasedLink = /^\[Unreleased\]: (\S+)\/compare\/v(\S+)\.\.\.HEAD$/m.exec(updated);
 if (unreleasedLink) {
   const base = unreleasedLink[1];
-  updated = updated.replace(unreleasedLink[0], `[Unreleased]: ${base}/compare/v${next}...HEAD\n[${next}]: ${base}/compare/v${unreleasedLink[2]}...v${next}`);
+  updated = updated.replace(
+    unreleasedLink[0],
+    `[Unreleased]: ${base}/compare/v${next}...HEAD\n[${next}]: ${base}/compare/v${unreleasedLink[2]}...v${next}`,
+  );
 }
 writeFileSync(changelogPath, updated);
 

@@ -91,13 +91,27 @@ const redisPort = Number(redisUrl.port || 6379);
 const redisUp = async () => /^\+PONG|^-NOAUTH/.test(String(await ask(redisHost, redisPort, 'PING\r\n')));
 const redisServer = onPath('redis-server');
 if (!redisServer || !onPath('redis-cli')) {
-  problems.push(`redis-server and redis-cli are not on PATH (the Redis tests start servers and clusters of their own): ${install('redis-server')}`);
+  problems.push(
+    `redis-server and redis-cli are not on PATH (the Redis tests start servers and clusters of their own): ${install('redis-server')}`,
+  );
 }
 if (!(await redisUp())) {
   if (redisServer && ['127.0.0.1', 'localhost'].includes(redisHost) && redisPort === 6379) {
     console.log('test set-up: starting Redis on 127.0.0.1:6379');
-    const failed = run(redisServer, ['--daemonize', 'yes', '--bind', '127.0.0.1', '--port', '6379', '--save', '', '--appendonly', 'no']);
-    if (failed || !(await waitFor(redisUp, 10_000))) problems.push(`Redis did not start on 127.0.0.1:6379${failed ? `: ${failed}` : ''}`);
+    const failed = run(redisServer, [
+      '--daemonize',
+      'yes',
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      '6379',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ]);
+    if (failed || !(await waitFor(redisUp, 10_000)))
+      problems.push(`Redis did not start on 127.0.0.1:6379${failed ? `: ${failed}` : ''}`);
   } else if (redisServer) {
     problems.push(`Redis does not answer at ${redisHost}:${redisPort} (REDIS_URL): start it there`);
   }
@@ -108,11 +122,15 @@ const postgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.
 const pgBinDirs = postgresBinDirs();
 const missingPg = ['initdb', 'pg_ctl', 'postgres'].filter((b) => !onPath(b, pgBinDirs));
 if (missingPg.length > 0) {
-  problems.push(`${missingPg.join(', ')} not found on PATH nor in /usr/lib/postgresql/*/bin (a test restarts a server of its own): ${install('postgresql')}`);
+  problems.push(
+    `${missingPg.join(', ')} not found on PATH nor in /usr/lib/postgresql/*/bin (a test restarts a server of its own): ${install('postgresql')}`,
+  );
 }
 if (isRoot) {
   if (!onPath('runuser'))
-    problems.push(`runuser is not on PATH (as root, the PostgreSQL restart test runs its server as 'postgres'): ${install('util-linux')}`);
+    problems.push(
+      `runuser is not on PATH (as root, the PostgreSQL restart test runs its server as 'postgres'): ${install('util-linux')}`,
+    );
   if (!/^postgres:/m.test(readFileSync('/etc/passwd', 'utf8'))) {
     problems.push(
       `there is no OS user 'postgres' (PostgreSQL refuses to run as root; the restart test runs its server as that user): ${install('postgresql')}`,
@@ -141,7 +159,12 @@ async function postgresAnswer(url) {
 if (pg) {
   const target = new URL(postgresUrl);
   let answer = await postgresAnswer(postgresUrl);
-  if (/ECONNREFUSED/.test(answer) && ['127.0.0.1', 'localhost'].includes(target.hostname) && existsSync('/etc/postgresql') && onPath('pg_ctlcluster')) {
+  if (
+    /ECONNREFUSED/.test(answer) &&
+    ['127.0.0.1', 'localhost'].includes(target.hostname) &&
+    existsSync('/etc/postgresql') &&
+    onPath('pg_ctlcluster')
+  ) {
     const version = readdirSync('/etc/postgresql').sort((a, b) => Number(b) - Number(a))[0];
     console.log(`test set-up: starting PostgreSQL ${version} (cluster main)`);
     const failed = run('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'start']);
@@ -171,7 +194,9 @@ if (pg) {
         ? install('postgresql')
         : 'start PostgreSQL there'
       : 'the tests connect as user postgres with trust auth';
-    problems.push(`PostgreSQL at ${target.host}${target.pathname} (TEST_POSTGRES_URL) does not answer: ${answer}: ${how}`);
+    problems.push(
+      `PostgreSQL at ${target.host}${target.pathname} (TEST_POSTGRES_URL) does not answer: ${answer}: ${how}`,
+    );
   }
 }
 
@@ -184,13 +209,24 @@ const mariadbUp = async () => {
 if (!(await mariadbUp())) {
   const mariadbd = onPath('mariadbd', ['/usr/sbin']);
   if (!mariadbd) {
-    problems.push(`MariaDB does not answer on 127.0.0.1:3306 and mariadbd is not installed: ${install('mariadb-server')}`);
+    problems.push(
+      `MariaDB does not answer on 127.0.0.1:3306 and mariadbd is not installed: ${install('mariadb-server')}`,
+    );
   } else if (!onPath('start-stop-daemon', ['/usr/sbin', '/sbin'])) {
-    problems.push('MariaDB does not answer on 127.0.0.1:3306: start it (mariadbd), with root and no password, and a database test');
+    problems.push(
+      'MariaDB does not answer on 127.0.0.1:3306: start it (mariadbd), with root and no password, and a database test',
+    );
   } else {
     console.log('test set-up: starting MariaDB on 127.0.0.1:3306');
-    const failed = run(onPath('start-stop-daemon', ['/usr/sbin', '/sbin']), ['--start', '--oknodo', '--background', '--exec', mariadbd]);
-    if (failed || !(await waitFor(mariadbUp, 20_000))) problems.push(`MariaDB did not start on 127.0.0.1:3306${failed ? `: ${failed}` : ''}`);
+    const failed = run(onPath('start-stop-daemon', ['/usr/sbin', '/sbin']), [
+      '--start',
+      '--oknodo',
+      '--background',
+      '--exec',
+      mariadbd,
+    ]);
+    if (failed || !(await waitFor(mariadbUp, 20_000)))
+      problems.push(`MariaDB did not start on 127.0.0.1:3306${failed ? `: ${failed}` : ''}`);
   }
 }
 
@@ -235,7 +271,9 @@ if (mysql2 && (await mariadbUp())) {
     }
   }
   if (answer)
-    problems.push(`MariaDB at ${target.host}${target.pathname} (TEST_MYSQL_URL) does not answer: ${answer}: the tests connect as root without a password`);
+    problems.push(
+      `MariaDB at ${target.host}${target.pathname} (TEST_MYSQL_URL) does not answer: ${answer}: the tests connect as root without a password`,
+    );
 }
 
 // --- Chromium ------------------------------------------------------------------------------
@@ -244,9 +282,14 @@ if (!existsSync(CHROMIUM)) {
     console.log("test set-up: installing Chromium (Debian package 'chromium') for the lock page's browser test");
     const failed =
       run('apt-get', ['update', '-qq']) ||
-      spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { encoding: 'utf8', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).stderr;
+      spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], {
+        encoding: 'utf8',
+        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      }).stderr;
     if (!existsSync(CHROMIUM))
-      problems.push(`apt-get could not install Chromium (${CHROMIUM}, the lock page's browser test): ${String(failed).trim().split('\n').slice(-5).join(' ')}`);
+      problems.push(
+        `apt-get could not install Chromium (${CHROMIUM}, the lock page's browser test): ${String(failed).trim().split('\n').slice(-5).join(' ')}`,
+      );
   } else {
     problems.push(`Chromium is not at ${CHROMIUM} (the lock page's browser test): ${install('chromium')}`);
   }

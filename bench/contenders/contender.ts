@@ -62,6 +62,12 @@ export const REDLOCK_WAITS = {
 export const REDLOCK_TUNED = { retryCount: -1, retryDelay: 10, retryJitter: 5 } as const;
 
 /** A peer on Redis at one retry setting. */
-export function redisPeer(id: string, label: string, retry: 'default' | 'tuned', waits: string, create: Contender['create']): Contender {
+export function redisPeer(
+  id: string,
+  label: string,
+  retry: 'default' | 'tuned',
+  waits: string,
+  create: Contender['create'],
+): Contender {
   return { id: `${id}-${retry}`, label, store: 'redis', kind: 'peer', retry, waits, create };
 }

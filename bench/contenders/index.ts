@@ -58,9 +58,23 @@ export function contenderById(id: string): Contender {
  * and this library's `waitForReplicas` (its cost per grant).
  */
 /** Each Redis library at its defaults (this library on ioredis and on node-redis), with the raw baseline. */
-const REDIS_DEFAULTS: readonly Contender[] = [oursRedis, oursNodeRedis, rawRedis, redlock4Default, sesameDefault, murlockDefault];
+const REDIS_DEFAULTS: readonly Contender[] = [
+  oursRedis,
+  oursNodeRedis,
+  rawRedis,
+  redlock4Default,
+  sesameDefault,
+  murlockDefault,
+];
 export const REDIS_UNCONTENDED: readonly Contender[] = [...REDIS_DEFAULTS, oursRedisReplicated];
-export const REDIS_CONTENDED: readonly Contender[] = [...REDIS_DEFAULTS, redlock4Tuned, sesameTuned, murlockTuned, oursRedisStrict, noLockCeiling];
+export const REDIS_CONTENDED: readonly Contender[] = [
+  ...REDIS_DEFAULTS,
+  redlock4Tuned,
+  sesameTuned,
+  murlockTuned,
+  oursRedisStrict,
+  noLockCeiling,
+];
 export const MEMORY: readonly Contender[] = [oursMemory, oursMemoryOtelIdle, oursMemoryOtelSdk, rawMemory, asyncMutex];
 export const POSTGRES: readonly Contender[] = [oursPostgres, rawPostgres];
 /** Scenario 6b: PostgreSQL contenders and the no-lock ceiling (the section is the same Redis counter as scenario 3's). */

@@ -18,7 +18,8 @@ function murlockContender(retry: 'default' | 'tuned'): Contender {
         { wait: 1000, maxAttempts: 3, blocking: false }
       : // Blocking mode: retries every `wait` ms without limit.
         { wait: 10, maxAttempts: 3, blocking: true };
-  const waits = retry === 'default' ? 'README: 3 attempts, waits 1 s then 2 s, then throws' : 'blocking mode, retries every 10 ms';
+  const waits =
+    retry === 'default' ? 'README: 3 attempts, waits 1 s then 2 s, then throws' : 'blocking mode, retries every 10 ms';
   return redisPeer('murlock', 'murlock', retry, waits, async (env) => {
     class MurlockBenchModule {}
     Module({

@@ -35,7 +35,8 @@ export function ours(
       : 'strict FIFO queue across all callers, woken on release (localHandOff: false)',
     async create(env) {
       const built = await provider(env);
-      const { provider: p, closeClient } = 'closeClient' in built ? built : { provider: built, closeClient: async () => {} };
+      const { provider: p, closeClient } =
+        'closeClient' in built ? built : { provider: built, closeClient: async () => {} };
       const manager = new LockManager({ provider: p, ttl: env.ttl, localHandOff, ...(await extra()) });
       const options = { onHeld: 'wait' as const };
       const client: LockClient = {
@@ -60,7 +61,12 @@ export const oursMemory: Contender = {
   openTelemetryApi: 'hidden',
 };
 
-export const oursRedis = ours('ours-redis', 'nest-lock (redis)', 'redis', async (env) => new RedisLockProvider({ redis: env.redisUrl }));
+export const oursRedis = ours(
+  'ours-redis',
+  'nest-lock (redis)',
+  'redis',
+  async (env) => new RedisLockProvider({ redis: env.redisUrl }),
+);
 
 /**
  * The same store on a node-redis client (`createClient()`, RESP2) the app
@@ -130,7 +136,12 @@ export const oursMemoryOtelSdk: Contender = {
         protected async onForceFlush(): Promise<void> {}
         protected async onShutdown(): Promise<void> {}
       }
-      return { telemetry: { meterProvider: new MeterProvider({ readers: [new IdleReader()] }), tracerProvider: new BasicTracerProvider() } };
+      return {
+        telemetry: {
+          meterProvider: new MeterProvider({ readers: [new IdleReader()] }),
+          tracerProvider: new BasicTracerProvider(),
+        },
+      };
     },
   ),
   openTelemetryApi: 'loaded',

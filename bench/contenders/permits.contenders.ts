@@ -42,7 +42,8 @@ function ours(id: string, label: string, exclusiveOnly: boolean): PermitContende
       const provider = new RedisLockProvider({ redis: env.redisUrl });
       const manager = new LockManager({ provider, ttl: env.ttl });
       return permitClient(
-        (name, fn, hold) => manager.withLock(name, fn, { onHeld: 'wait', ...(exclusiveOnly ? {} : hold) }) as ReturnType<typeof fn>,
+        (name, fn, hold) =>
+          manager.withLock(name, fn, { onHeld: 'wait', ...(exclusiveOnly ? {} : hold) }) as ReturnType<typeof fn>,
         async () => {
           await manager.close();
           await provider.close();
@@ -53,7 +54,11 @@ function ours(id: string, label: string, exclusiveOnly: boolean): PermitContende
 }
 
 export const oursRedisPermits = ours('ours-redis-permits', 'nest-lock (redis)', false);
-export const oursRedisExclusiveOnly = ours('ours-redis-exclusive-only', 'nest-lock (redis), every call exclusive', true);
+export const oursRedisExclusiveOnly = ours(
+  'ours-redis-exclusive-only',
+  'nest-lock (redis), every call exclusive',
+  true,
+);
 
 /** redis-semaphore's documented defaults (README, `new Semaphore(client, key, maxCount, options)`). */
 const REDIS_SEMAPHORE_DEFAULTS = 'polls every 10 ms (retryInterval), gives up after 10 s (acquireTimeout); no queue';
@@ -72,7 +77,10 @@ function redisSemaphore(retry: 'default' | 'tuned'): PermitContender {
     store: 'redis',
     kind: 'peer',
     retry,
-    waits: retry === 'default' ? REDIS_SEMAPHORE_DEFAULTS : 'polls every 1 ms (retryInterval: 1), gives up after 600 s; no queue',
+    waits:
+      retry === 'default'
+        ? REDIS_SEMAPHORE_DEFAULTS
+        : 'polls every 1 ms (retryInterval: 1), gives up after 600 s; no queue',
     async create(env) {
       const redis = new Redis(env.redisUrl, { lazyConnect: true });
       await redis.connect();
@@ -119,7 +127,12 @@ export const noPermitCeiling: PermitContender = {
 };
 
 /** Scenario 9: a semaphore of 4 permits on one name. */
-export const SEMAPHORE: readonly PermitContender[] = [oursRedisPermits, redisSemaphoreDefault, redisSemaphoreTuned, noPermitCeiling];
+export const SEMAPHORE: readonly PermitContender[] = [
+  oursRedisPermits,
+  redisSemaphoreDefault,
+  redisSemaphoreTuned,
+  noPermitCeiling,
+];
 /** Scenario 10: the read-heavy workload with shared readers, and all exclusive. */
 export const READ_WRITE: readonly PermitContender[] = [oursRedisPermits, oursRedisExclusiveOnly];
 /** Every contender of scenarios 9 and 10 (for `--contenders=` and the workers' look-up by id). */

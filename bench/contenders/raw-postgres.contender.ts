@@ -19,7 +19,9 @@ export const rawPostgres: Contender = {
   waits: 'polls every 1 ms',
   async create(env) {
     const pool = new pg.Pool({ connectionString: env.pgUrl, max: 10 });
-    await pool.query(`CREATE TABLE IF NOT EXISTS ${RAW_PG_TABLE} (name text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL)`);
+    await pool.query(
+      `CREATE TABLE IF NOT EXISTS ${RAW_PG_TABLE} (name text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL)`,
+    );
     const acquireSql =
       `INSERT INTO ${RAW_PG_TABLE} (name, owner, expires_at) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond') ` +
       `ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at ` +

@@ -39,7 +39,9 @@ let client: LockClient | undefined;
 serveParent<CyclesRequest>({
   async prepare(m) {
     client = await contenderById(m.contender).create(m.env);
-    const loaded = Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/node_modules/@opentelemetry/api/'));
+    const loaded = Object.keys(createRequire(import.meta.url).cache).some((path) =>
+      path.includes('/node_modules/@opentelemetry/api/'),
+    );
     return { type: 'ready', openTelemetryApi: loaded } satisfies CyclesAnswer;
   },
   async run(m) {

@@ -15,9 +15,17 @@ export const WRITE_EVERY = 10;
  * once, entries that met a holder they must exclude, whether the writers'
  * counter is exact, waits, and how evenly callers were served.
  */
-export async function readWrite(ctx: BenchContext, contenders: readonly PermitContender[] = READ_WRITE, size = PERMIT_SIZE): Promise<GrowthTable> {
+export async function readWrite(
+  ctx: BenchContext,
+  contenders: readonly PermitContender[] = READ_WRITE,
+  size = PERMIT_SIZE,
+): Promise<GrowthTable> {
   const variant = `${size.processes} processes × ${size.callers} callers, ${100 - 100 / WRITE_EVERY} % reads, 1 name`;
-  const rows = await permitRows(ctx, { scenario: 's10', variant, workload: 'read-write', writeEvery: WRITE_EVERY, ...size }, contenders);
+  const rows = await permitRows(
+    ctx,
+    { scenario: 's10', variant, workload: 'read-write', writeEvery: WRITE_EVERY, ...size },
+    contenders,
+  );
   const exclusive = rows.find((r) => r.id === 'ours-redis-exclusive-only' && !r.skipped);
   return permitTable(
     {

@@ -48,7 +48,9 @@ export async function leftoverKeys(ctx: BenchContext, o: LeftoverOptions): Promi
     for (const ms of o.at) {
       await new Promise((r) => setTimeout(r, Math.max(0, released + ms - Date.now())));
       const { keys, bytes } = await count(admin, `{${prefix}*`);
-      ctx.log(`  s11 ${fmt(ms / 1000, 1)} s after the last release: ${fmt(keys)} keys, ${fmt(bytes)} bytes left of ${fmt(o.names)} names`);
+      ctx.log(
+        `  s11 ${fmt(ms / 1000, 1)} s after the last release: ${fmt(keys)} keys, ${fmt(bytes)} bytes left of ${fmt(o.names)} names`,
+      );
       table.rows.push({
         cells: [`${fmt(ms / 1000, 1)} s`, fmt(keys), fmt(keys / o.names, 2), fmt(bytes), fmt(bytes / o.names, 1)],
         raw: { afterMs: ms, names: o.names, keys, bytes, keysPerName: keys / o.names, bytesPerName: bytes / o.names },

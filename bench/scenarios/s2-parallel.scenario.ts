@@ -11,7 +11,14 @@ export async function parallel(ctx: BenchContext, contenders: readonly Contender
   try {
     const variant = `${PARALLEL_CALLERS} callers, distinct names`;
     const rows = await interleave(ctx, 's2', variant, 'cycles/s', contenders, ctx.options.repeats, (c, rep) =>
-      pool.run(c, { callers: PARALLEL_CALLERS, ms: ctx.options.runMs, name: `bench:s2:${c.id}:${rep}`, distinct: true, section: 'noop', warmup: 2 }),
+      pool.run(c, {
+        callers: PARALLEL_CALLERS,
+        ms: ctx.options.runMs,
+        name: `bench:s2:${c.id}:${rep}`,
+        distinct: true,
+        section: 'noop',
+        warmup: 2,
+      }),
     );
     addRatios(rows);
     return rows;

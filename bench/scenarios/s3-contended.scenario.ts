@@ -32,7 +32,12 @@ const workerPath = fileURLToPath(new URL('./s3-contended.worker.js', import.meta
  * section (INFO stats of the bench's own Redis, minus the section's GET and
  * SET), the longest wait against strict FIFO, and whether the counter is exact.
  */
-export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: string, contenders: readonly Contender[]): Promise<Row[]> {
+export async function contended(
+  ctx: BenchContext,
+  redis: BenchRedis,
+  scenario: string,
+  contenders: readonly Contender[],
+): Promise<Row[]> {
   const durationMs = ctx.options.longRunMs;
   const workers = Array.from({ length: PROCESSES }, () => new ChildWorker<ParentMessage, WorkerMessage>(workerPath));
   const callers = PROCESSES * CALLERS_PER_PROCESS;
@@ -64,15 +69,20 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
           // Unmeasured warm-up round, under MONITOR: how many of the commands are round trips from the clients.
           const warmupMs = Math.min(500, durationMs);
           const warm = await redis.countCommands(() =>
-            Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs: warmupMs, warmup: true }, warmupMs + 60_000))),
+            Promise.all(
+              workers.map((w) => w.ask({ type: 'go', durationMs: warmupMs, warmup: true }, warmupMs + 60_000)),
+            ),
           );
           const warmSections = warm.result.map((m) => answer(m, 'done')).reduce((n, d) => n + d.sections, 0);
-          const roundTripsPerSection = warmSections > 0 ? (warm.client - SECTION_COMMANDS * warmSections) / warmSections : NaN;
+          const roundTripsPerSection =
+            warmSections > 0 ? (warm.client - SECTION_COMMANDS * warmSections) / warmSections : NaN;
           await redis.admin.del(counterKey);
           const statsBefore = await redis.commandStats();
           const before = await redis.commandsProcessed();
           // A give-up of a peer at default settings can take a few seconds past the deadline.
-          const done = (await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs }, durationMs + 60_000)))).map((m) => answer(m, 'done'));
+          const done = (
+            await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs }, durationMs + 60_000)))
+          ).map((m) => answer(m, 'done'));
           const after = await redis.commandsProcessed();
           const statsAfter = await redis.commandStats();
           const counter = Number((await redis.admin.get(counterKey))?.split(' ')[0] ?? NaN);
@@ -118,7 +128,8 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
           };
         } finally {
           for (const m of await Promise.all(workers.map((w) => w.ask({ type: 'close' }, 15_000)))) {
-            if (m.type !== 'closed') ctx.log(`  ${scenario} ${c.id}: closing a worker failed: ${'message' in m ? m.message : m.type}`);
+            if (m.type !== 'closed')
+              ctx.log(`  ${scenario} ${c.id}: closing a worker failed: ${'message' in m ? m.message : m.type}`);
           }
           await redis.admin.del(counterKey, `${counterKey}:warmup`);
         }
@@ -127,7 +138,8 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
     addRatios(rows, true);
     const ceiling = rows.find((r) => r.kind === 'reference' && !r.skipped);
     if (ceiling) {
-      for (const r of rows) if (!r.skipped && r !== ceiling) r.vsCeiling = r.median.throughput! / ceiling.median.throughput!;
+      for (const r of rows)
+        if (!r.skipped && r !== ceiling) r.vsCeiling = r.median.throughput! / ceiling.median.throughput!;
       const perSecond = ceiling.median.throughput!;
       ceiling.notes.push(
         `the section alone, with no lock and no waiting, runs ${Math.round(perSecond).toLocaleString('en-US')} sections/s here: ` +
@@ -143,7 +155,12 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
         const longest = 6;
         const w =
           store === 'redis'
-            ? { notice: 'a PUBLISH sent', store: 'Redis', listener: 'subscriber', why: '; mostly the wake-up of idle processes' }
+            ? {
+                notice: 'a PUBLISH sent',
+                store: 'Redis',
+                listener: 'subscriber',
+                why: '; mostly the wake-up of idle processes',
+              }
             : { notice: 'a NOTIFY committed', store: 'PostgreSQL', listener: 'LISTENing', why: '' };
         ceiling.notes.push(
           `hand-off floor: ${w.notice} by a process that has just had a ${w.store} reply reaches an idle ${w.listener} process ${Math.round(floorUs)} µs later ` +
@@ -167,8 +184,13 @@ export async function contended(ctx: BenchContext, redis: BenchRedis, scenario: 
         .sort((a, b) => b[1] - a[1])
         .map(([k, v]) => `${k.slice(4)} ${v.toFixed(1)}`);
       if (breakdown.length && r.kind !== 'peer')
-        r.notes.push(`Redis commands per section (incl. the section's get + set, and calls inside scripts): ${breakdown.join(', ')}`);
-      if (errors > 0) r.notes.push(`${errors} acquisitions gave up and were retried by the caller; the first: ${gaveUp.get(r.id) ?? '?'}`);
+        r.notes.push(
+          `Redis commands per section (incl. the section's get + set, and calls inside scripts): ${breakdown.join(', ')}`,
+        );
+      if (errors > 0)
+        r.notes.push(
+          `${errors} acquisitions gave up and were retried by the caller; the first: ${gaveUp.get(r.id) ?? '?'}`,
+        );
     }
     return rows;
   } finally {

@@ -14,12 +14,25 @@ import { CallerTally, type CallerTallies } from '../support/caller-tally.js';
 import { serveParent } from '../support/child.js';
 
 export type ParentMessage =
-  | { type: 'prepare'; contender: string; env: BenchEnv; counterUrl: string; name: string; counterKey: string; callers: number }
-  | { type: 'go'; durationMs: number; /** An unmeasured round on other keys: JIT, pub/sub connections, script cache. */ warmup?: boolean }
+  | {
+      type: 'prepare';
+      contender: string;
+      env: BenchEnv;
+      counterUrl: string;
+      name: string;
+      counterKey: string;
+      callers: number;
+    }
+  | {
+      type: 'go';
+      durationMs: number;
+      /** An unmeasured round on other keys: JIT, pub/sub connections, script cache. */ warmup?: boolean;
+    }
   | { type: 'close' }
   | { type: 'exit' };
 
-export type WorkerMessage = { type: 'ready' } | ({ type: 'done'; switches: number } & CallerTallies) | { type: 'closed' };
+export type WorkerMessage =
+  { type: 'ready' } | ({ type: 'done'; switches: number } & CallerTallies) | { type: 'closed' };
 
 let client: LockClient | undefined;
 let counter: Redis | undefined;

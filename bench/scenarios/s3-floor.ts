@@ -23,10 +23,20 @@ interface Notifier {
 function notifier(store: 'redis' | 'postgres', url: string, channel: string): Notifier {
   if (store === 'redis') {
     const pub = new Redis(url, { lazyConnect: true });
-    return { connect: () => pub.connect(), reply: () => pub.get(channel), notify: (m) => pub.publish(channel, m), close: () => pub.disconnect() };
+    return {
+      connect: () => pub.connect(),
+      reply: () => pub.get(channel),
+      notify: (m) => pub.publish(channel, m),
+      close: () => pub.disconnect(),
+    };
   }
   const pub = new pg.Client({ connectionString: url });
-  return { connect: () => pub.connect(), reply: () => pub.query('SELECT 1'), notify: (m) => pub.query(`NOTIFY "${channel}", '${m}'`), close: () => pub.end() };
+  return {
+    connect: () => pub.connect(),
+    reply: () => pub.query('SELECT 1'),
+    notify: (m) => pub.query(`NOTIFY "${channel}", '${m}'`),
+    close: () => pub.end(),
+  };
 }
 
 /**

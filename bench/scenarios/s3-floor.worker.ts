@@ -9,7 +9,8 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { serveParent } from '../support/child.js';
 
-export type ParentMessage = { type: 'listen'; store: 'redis' | 'postgres'; url: string; channel: string; count: number } | { type: 'exit' };
+export type ParentMessage =
+  { type: 'listen'; store: 'redis' | 'postgres'; url: string; channel: string; count: number } | { type: 'exit' };
 
 export type WorkerMessage =
   | { type: 'subscribed' }

@@ -78,7 +78,15 @@ interface Route extends Subject {
   path: string;
 }
 
-const route = (id: string, label: string, kind: Route['kind'], retry: Route['retry'], provider: ServerKind, group: Route['group'], path: string): Route => ({
+const route = (
+  id: string,
+  label: string,
+  kind: Route['kind'],
+  retry: Route['retry'],
+  provider: ServerKind,
+  group: Route['group'],
+  path: string,
+): Route => ({
   id,
   label,
   kind,
@@ -150,7 +158,9 @@ export async function http(ctx: BenchContext): Promise<Row[]> {
     const rows: Row[] = [];
     for (const group of ['distinct', 'shared'] as const) {
       const variant =
-        group === 'distinct' ? `a new name per request, ${HTTP_CONNECTIONS} connections` : `one shared name, requests wait, ${HTTP_CONNECTIONS} connections`;
+        group === 'distinct'
+          ? `a new name per request, ${HTTP_CONNECTIONS} connections`
+          : `one shared name, requests wait, ${HTTP_CONNECTIONS} connections`;
       const members = all
         .filter((r) => r.kind === 'raw' || ROUTES.find((x) => x.id === r.id)!.group === group)
         .map((r) => ({ ...r, variant, notes: [...r.notes] }));

@@ -56,7 +56,15 @@ const provider = process.env.BENCH_PROVIDER;
 const imports =
   provider === 'murlock'
     ? // Blocking mode, retrying every 10 ms: the README's 3 attempts 1 s apart would fail most waiting requests.
-      [MurLockModule.forRoot({ redisOptions: { url: redisUrl }, wait: 10, maxAttempts: 3, blocking: true, logLevel: 'none' })]
+      [
+        MurLockModule.forRoot({
+          redisOptions: { url: redisUrl },
+          wait: 10,
+          maxAttempts: 3,
+          blocking: true,
+          logLevel: 'none',
+        }),
+      ]
     : [provider === 'redis' ? LockModule.forRoot({ redis: redisUrl }) : LockModule.forRoot()];
 
 @Module({ imports, controllers: [provider === 'murlock' ? MurlockController : BenchController] })

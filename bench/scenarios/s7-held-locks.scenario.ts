@@ -53,7 +53,10 @@ export async function heldLocks(ctx: BenchContext, o: HeldOptions): Promise<Grow
   };
   for (const store of o.stores) {
     for (const held of o.sizes) {
-      const worker = new ChildWorker<HeldParentMessage, HeldWorkerMessage>(workerPath, [...process.execArgv, '--expose-gc']);
+      const worker = new ChildWorker<HeldParentMessage, HeldWorkerMessage>(workerPath, [
+        ...process.execArgv,
+        '--expose-gc',
+      ]);
       try {
         const m: HeldParentMessage = {
           type: 'hold',
@@ -85,12 +88,22 @@ export async function heldLocks(ctx: BenchContext, o: HeldOptions): Promise<Grow
             fmt(r.lost),
             `${fmt(r.acquireMs)} ms`,
           ],
-          raw: { store, held, ttl: HELD_TTL, ...r, perLockCallsPerSecond: perLock, batchedTargetCallsPerSecond: target },
+          raw: {
+            store,
+            held,
+            ttl: HELD_TTL,
+            ...r,
+            perLockCallsPerSecond: perLock,
+            batchedTargetCallsPerSecond: target,
+          },
         });
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         ctx.log(`  s7 ${store} ${held} held: FAILED ${message}`);
-        table.rows.push({ cells: [store, fmt(held), 'failed', '-', '-', '-', '-', '-', '-', '-', '-', '-'], raw: { store, held, failed: message } });
+        table.rows.push({
+          cells: [store, fmt(held), 'failed', '-', '-', '-', '-', '-', '-', '-', '-', '-'],
+          raw: { store, held, failed: message },
+        });
       } finally {
         await worker.stop();
       }

@@ -11,7 +11,9 @@ import type { BenchEnv, Store } from '../contenders/contender.js';
 import { serveParent } from '../support/child.js';
 import { now, sleep } from '../support/stats.js';
 
-export type HeldParentMessage = { type: 'hold'; store: Store; env: BenchEnv; name: string; held: number; ttl: number; windowMs: number } | { type: 'exit' };
+export type HeldParentMessage =
+  | { type: 'hold'; store: Store; env: BenchEnv; name: string; held: number; ttl: number; windowMs: number }
+  | { type: 'exit' };
 
 export type HeldWorkerMessage = {
   type: 'held';
@@ -104,7 +106,9 @@ async function hold(m: Extract<HeldParentMessage, { type: 'hold' }>): Promise<He
     const before = heapAfterGc();
     const started = now();
     for (let i = 0; i < m.held; i += BATCH) {
-      const batch = Array.from({ length: Math.min(BATCH, m.held - i) }, (_, j) => manager.acquire(`${m.name}:${i + j}`));
+      const batch = Array.from({ length: Math.min(BATCH, m.held - i) }, (_, j) =>
+        manager.acquire(`${m.name}:${i + j}`),
+      );
       handles.push(...(await Promise.all(batch)));
     }
     const acquireMs = now() - started;

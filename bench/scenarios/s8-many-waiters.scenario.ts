@@ -30,7 +30,11 @@ interface WaitersRun {
 }
 
 /** Sorts the sections of all processes by start; a hand-off runs from one section's end to the next one's start. */
-export function judge(waiters: number, firstRelease: number, sections: Section[]): Omit<WaitersRun, 'errors' | 'firstError'> {
+export function judge(
+  waiters: number,
+  firstRelease: number,
+  sections: Section[],
+): Omit<WaitersRun, 'errors' | 'firstError'> {
   const sorted = [...sections].sort((a, b) => a.start - b.start);
   const seen = new Map<number, number>();
   for (const s of sorted) seen.set(s.id, (seen.get(s.id) ?? 0) + 1);
@@ -70,7 +74,18 @@ export async function manyWaiters(ctx: BenchContext, o: WaitersOptions): Promise
   const table: GrowthTable = {
     scenario: 's8',
     title: `many waiters on one name, Redis, ${WAITER_PROCESSES} waiting processes + the first holder, nest-lock defaults (localHandOff on)`,
-    columns: ['waiters', 'hand-off p50', 'p99', 'cross-process p50', 'p99', 'all served in', 'lost', 'served twice', 'overlaps', 'errors'],
+    columns: [
+      'waiters',
+      'hand-off p50',
+      'p99',
+      'cross-process p50',
+      'p99',
+      'all served in',
+      'lost',
+      'served twice',
+      'overlaps',
+      'errors',
+    ],
     rows: [],
     notes: [
       "hand-off: from the end of one section (the first: the holder's release call) to the start of the next section, wall clock across processes",
@@ -79,11 +94,19 @@ export async function manyWaiters(ctx: BenchContext, o: WaitersOptions): Promise
   };
   const capped = o.sizes.filter((n) => n > o.maxWaiters);
   if (capped.length)
-    table.notes.push(`${capped.map((n) => fmt(n)).join(', ')} waiters capped to ${fmt(o.maxWaiters)} on this machine (--max-waiters=N lifts it)`);
+    table.notes.push(
+      `${capped.map((n) => fmt(n)).join(', ')} waiters capped to ${fmt(o.maxWaiters)} on this machine (--max-waiters=N lifts it)`,
+    );
   const holder = await oursRedis.create(ctx.env);
-  const workers = Array.from({ length: WAITER_PROCESSES }, () => new ChildWorker<WaiterParentMessage, WaiterWorkerMessage>(workerPath));
+  const workers = Array.from(
+    { length: WAITER_PROCESSES },
+    () => new ChildWorker<WaiterParentMessage, WaiterWorkerMessage>(workerPath),
+  );
   try {
-    for (const m of await Promise.all(workers.map((w) => w.ask({ type: 'prepare', contender: oursRedis.id, env: ctx.env }, 30_000)))) answer(m, 'ready');
+    for (const m of await Promise.all(
+      workers.map((w) => w.ask({ type: 'prepare', contender: oursRedis.id, env: ctx.env }, 30_000)),
+    ))
+      answer(m, 'ready');
     for (const size of o.sizes) {
       const waiters = Math.min(size, o.maxWaiters);
       const name = `bench:s8:${waiters}:${Date.now()}`;
@@ -99,14 +122,21 @@ export async function manyWaiters(ctx: BenchContext, o: WaitersOptions): Promise
           releasedAt = performance.timeOrigin + performance.now();
         });
         await holding;
-        const share = (i: number): number => Math.floor(waiters / WAITER_PROCESSES) + (i < waiters % WAITER_PROCESSES ? 1 : 0);
-        const firstIds = workers.map((_, i) => Array.from({ length: i }, (_, j) => share(j)).reduce((a, b) => a + b, 0));
-        const queued = await Promise.all(workers.map((w, i) => w.ask({ type: 'queue', name, callers: share(i), firstId: firstIds[i]! }, 60_000)));
+        const share = (i: number): number =>
+          Math.floor(waiters / WAITER_PROCESSES) + (i < waiters % WAITER_PROCESSES ? 1 : 0);
+        const firstIds = workers.map((_, i) =>
+          Array.from({ length: i }, (_, j) => share(j)).reduce((a, b) => a + b, 0),
+        );
+        const queued = await Promise.all(
+          workers.map((w, i) => w.ask({ type: 'queue', name, callers: share(i), firstId: firstIds[i]! }, 60_000)),
+        );
         for (const m of queued) answer(m, 'queued');
         await sleep(100);
         release();
         await first;
-        const done = (await Promise.all(workers.map((w) => w.ask({ type: 'collect' }, 300_000)))).map((m) => answer(m, 'sections'));
+        const done = (await Promise.all(workers.map((w) => w.ask({ type: 'collect' }, 300_000)))).map((m) =>
+          answer(m, 'sections'),
+        );
         const run: WaitersRun = {
           ...judge(
             waiters,
@@ -120,7 +150,8 @@ export async function manyWaiters(ctx: BenchContext, o: WaitersOptions): Promise
         ctx.log(
           `  s8 ${waiters} waiters: hand-off p50 ${ms(quantile(run.handOffs, 0.5))}, p99 ${ms(quantile(run.handOffs, 0.99))}, lost ${run.lost}, twice ${run.twice}`,
         );
-        if (run.firstError) table.notes.push(`${fmt(waiters)} waiters: ${run.errors} calls failed, first: ${run.firstError}`);
+        if (run.firstError)
+          table.notes.push(`${fmt(waiters)} waiters: ${run.errors} calls failed, first: ${run.firstError}`);
         table.rows.push({
           cells: [
             waiters < size ? `${fmt(waiters)} (asked ${fmt(size)})` : fmt(waiters),
@@ -153,7 +184,10 @@ export async function manyWaiters(ctx: BenchContext, o: WaitersOptions): Promise
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         ctx.log(`  s8 ${waiters} waiters: FAILED ${message}`);
-        table.rows.push({ cells: [fmt(waiters), 'failed', '-', '-', '-', '-', '-', '-', '-', '-'], raw: { waiters, failed: message } });
+        table.rows.push({
+          cells: [fmt(waiters), 'failed', '-', '-', '-', '-', '-', '-', '-', '-'],
+          raw: { waiters, failed: message },
+        });
       }
     }
   } finally {

@@ -25,7 +25,10 @@ export interface Section {
 }
 
 export type WaiterWorkerMessage =
-  { type: 'ready' } | { type: 'queued' } | { type: 'sections'; sections: Section[]; errors: number; firstError?: string } | { type: 'closed' };
+  | { type: 'ready' }
+  | { type: 'queued' }
+  | { type: 'sections'; sections: Section[]; errors: number; firstError?: string }
+  | { type: 'closed' };
 
 /** Milliseconds since the epoch, with performance.now()'s resolution. */
 const wall = (): number => performance.timeOrigin + performance.now();

@@ -39,81 +39,105 @@ export interface PermitRun extends PermitSize {
  * how evenly the callers were served, give-ups, and (read/write) whether the
  * writers' counter is exact.
  */
-export async function permitRows(ctx: BenchContext, run: PermitRun, contenders: readonly PermitContender[]): Promise<Row[]> {
+export async function permitRows(
+  ctx: BenchContext,
+  run: PermitRun,
+  contenders: readonly PermitContender[],
+): Promise<Row[]> {
   const durationMs = ctx.options.longRunMs;
-  const workers = Array.from({ length: run.processes }, () => new ChildWorker<PermitParentMessage, PermitWorkerMessage>(workerPath));
+  const workers = Array.from(
+    { length: run.processes },
+    () => new ChildWorker<PermitParentMessage, PermitWorkerMessage>(workerPath),
+  );
   const admin = new Redis(ctx.env.redisUrl, { lazyConnect: true });
   await admin.connect();
   try {
-    return await interleave(ctx, run.scenario, run.variant, 'sections/s', contenders, ctx.options.longRepeats, async (c, rep) => {
-      const name = `bench:${run.scenario}:${c.id}:${rep}`;
-      const counters = `bench:${run.scenario}:counters:${c.id}:${rep}`;
-      try {
-        const callersOf = (i: number): number => (c.kind === 'reference' ? (i === 0 ? (run.limit ?? 1) : 0) : run.callers);
-        const prepare = (i: number): PermitParentMessage => ({
-          type: 'prepare',
-          contender: c.id,
-          env: ctx.env,
-          name,
-          counters,
-          callers: callersOf(i),
-          workload: run.workload,
-          sectionMs: SECTION_MS,
-          limit: run.limit,
-          writeEvery: run.writeEvery,
-        });
-        for (const m of await Promise.all(workers.map((w, i) => w.ask(prepare(i), 30_000)))) answer(m, 'ready');
-        const warmupMs = Math.min(500, durationMs);
-        for (const m of await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs: warmupMs, warmup: true }, warmupMs + 60_000)))) answer(m, 'done');
-        // A peer's give-up at default settings can take 10 s past the deadline.
-        const done = (await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs }, durationMs + 60_000)))).map((m) => answer(m, 'done'));
-        const sections = done.reduce((n, d) => n + d.sections, 0);
-        const writes = done.reduce((n, d) => n + d.writes, 0);
-        const firstError = done.find((d) => d.firstError)?.firstError;
-        if (sections === 0) throw new Error(`no section completed${firstError ? `: ${firstError}` : ''}`);
-        const elapsedMs = Math.max(...done.map((d) => d.elapsedMs));
-        const callers = done.reduce((n, d) => n + d.perCaller.length, 0);
-        const perCaller = done.flatMap((d) => d.perCaller);
-        const waits = done.flatMap((d) => d.waits);
-        const between = done.flatMap((d) => d.between);
-        const maxBetween = Math.max(...done.map((d) => d.maxBetween));
-        const written = Number((await admin.get(`${counters}:written`)) ?? 0);
-        return {
-          throughput: (sections * 1000) / elapsedMs,
-          sections,
-          writes,
-          errors: done.reduce((n, d) => n + d.errors, 0),
-          maxInside: Math.max(...done.map((d) => d.maxInside)),
-          conflicts: done.reduce((n, d) => n + d.conflicts, 0),
-          exact: written === writes ? 1 : 0,
-          p50WaitMs: quantile(waits, 0.5),
-          p99WaitMs: quantile(waits, 0.99),
-          maxWaitMs: Math.max(...done.map((d) => d.maxWaitMs)),
-          /** Under strict FIFO with sections of one length, a looping caller waits for each other caller's section once: callers − 1. */
-          fifoSections: callers - 1,
-          p99SectionsWaited: quantile(between, 0.99),
-          maxSectionsWaited: maxBetween,
-          sectionsWaitedVsFifo: maxBetween / Math.max(1, callers - 1),
-          /** Sections of the least and the most served caller, over the fair share (sections / callers): 0 is a starved caller. */
-          leastServed: (Math.min(...perCaller) * callers) / sections,
-          mostServed: (Math.max(...perCaller) * callers) / sections,
-        };
-      } finally {
-        for (const m of await Promise.all(workers.map((w) => w.ask({ type: 'close' }, 15_000)))) {
-          if (m.type !== 'closed') ctx.log(`  ${run.scenario} ${c.id}: closing a worker failed: ${'message' in m ? m.message : m.type}`);
+    return await interleave(
+      ctx,
+      run.scenario,
+      run.variant,
+      'sections/s',
+      contenders,
+      ctx.options.longRepeats,
+      async (c, rep) => {
+        const name = `bench:${run.scenario}:${c.id}:${rep}`;
+        const counters = `bench:${run.scenario}:counters:${c.id}:${rep}`;
+        try {
+          const callersOf = (i: number): number =>
+            c.kind === 'reference' ? (i === 0 ? (run.limit ?? 1) : 0) : run.callers;
+          const prepare = (i: number): PermitParentMessage => ({
+            type: 'prepare',
+            contender: c.id,
+            env: ctx.env,
+            name,
+            counters,
+            callers: callersOf(i),
+            workload: run.workload,
+            sectionMs: SECTION_MS,
+            limit: run.limit,
+            writeEvery: run.writeEvery,
+          });
+          for (const m of await Promise.all(workers.map((w, i) => w.ask(prepare(i), 30_000)))) answer(m, 'ready');
+          const warmupMs = Math.min(500, durationMs);
+          for (const m of await Promise.all(
+            workers.map((w) => w.ask({ type: 'go', durationMs: warmupMs, warmup: true }, warmupMs + 60_000)),
+          ))
+            answer(m, 'done');
+          // A peer's give-up at default settings can take 10 s past the deadline.
+          const done = (
+            await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs }, durationMs + 60_000)))
+          ).map((m) => answer(m, 'done'));
+          const sections = done.reduce((n, d) => n + d.sections, 0);
+          const writes = done.reduce((n, d) => n + d.writes, 0);
+          const firstError = done.find((d) => d.firstError)?.firstError;
+          if (sections === 0) throw new Error(`no section completed${firstError ? `: ${firstError}` : ''}`);
+          const elapsedMs = Math.max(...done.map((d) => d.elapsedMs));
+          const callers = done.reduce((n, d) => n + d.perCaller.length, 0);
+          const perCaller = done.flatMap((d) => d.perCaller);
+          const waits = done.flatMap((d) => d.waits);
+          const between = done.flatMap((d) => d.between);
+          const maxBetween = Math.max(...done.map((d) => d.maxBetween));
+          const written = Number((await admin.get(`${counters}:written`)) ?? 0);
+          return {
+            throughput: (sections * 1000) / elapsedMs,
+            sections,
+            writes,
+            errors: done.reduce((n, d) => n + d.errors, 0),
+            maxInside: Math.max(...done.map((d) => d.maxInside)),
+            conflicts: done.reduce((n, d) => n + d.conflicts, 0),
+            exact: written === writes ? 1 : 0,
+            p50WaitMs: quantile(waits, 0.5),
+            p99WaitMs: quantile(waits, 0.99),
+            maxWaitMs: Math.max(...done.map((d) => d.maxWaitMs)),
+            /** Under strict FIFO with sections of one length, a looping caller waits for each other caller's section once: callers − 1. */
+            fifoSections: callers - 1,
+            p99SectionsWaited: quantile(between, 0.99),
+            maxSectionsWaited: maxBetween,
+            sectionsWaitedVsFifo: maxBetween / Math.max(1, callers - 1),
+            /** Sections of the least and the most served caller, over the fair share (sections / callers): 0 is a starved caller. */
+            leastServed: (Math.min(...perCaller) * callers) / sections,
+            mostServed: (Math.max(...perCaller) * callers) / sections,
+          };
+        } finally {
+          for (const m of await Promise.all(workers.map((w) => w.ask({ type: 'close' }, 15_000)))) {
+            if (m.type !== 'closed')
+              ctx.log(`  ${run.scenario} ${c.id}: closing a worker failed: ${'message' in m ? m.message : m.type}`);
+          }
+          const keys = await admin.keys(`${counters}*`);
+          if (keys.length) await admin.del(...keys);
         }
-        const keys = await admin.keys(`${counters}*`);
-        if (keys.length) await admin.del(...keys);
-      }
-    });
+      },
+    );
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
     await admin.quit();
   }
 }
 
-const ms = (v: number | undefined): string => (v === undefined || Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(2) : v.toFixed(0));
-const times = (v: number | undefined, digits = 2): string => (v === undefined || Number.isNaN(v) ? '-' : `${v.toFixed(digits)}×`);
+const ms = (v: number | undefined): string =>
+  v === undefined || Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(2) : v.toFixed(0);
+const times = (v: number | undefined, digits = 2): string =>
+  v === undefined || Number.isNaN(v) ? '-' : `${v.toFixed(digits)}×`;
 const spreadOf = (r: Row): string => `±${((r.spread / 2) * 100).toFixed(0)}%`;
 /** The most of any run (checks are made on the worst run, not the median). */
 export const worst = (r: Row, key: string): number => Math.max(...r.samples.map((s) => s[key] ?? NaN));
@@ -134,7 +158,10 @@ export function permitTable(base: Omit<GrowthTable, 'rows'>, rows: Row[], cells:
     ...base,
     rows: rows.map((r): GrowthTable['rows'][number] =>
       r.skipped
-        ? { cells: base.columns.map((_, i) => (i === 0 ? r.label : i === 1 ? `skipped: ${r.skipped}` : '-')), raw: { id: r.id, skipped: r.skipped } }
+        ? {
+            cells: base.columns.map((_, i) => (i === 0 ? r.label : i === 1 ? `skipped: ${r.skipped}` : '-')),
+            raw: { id: r.id, skipped: r.skipped },
+          }
         : { cells: cells(r), raw: { id: r.id, spread: r.spread, min: r.min, max: r.max, ...r.median } },
     ),
   };
@@ -146,9 +173,17 @@ export function permitTable(base: Omit<GrowthTable, 'rows'>, rows: Row[], cells:
  * (`limit: 4`) against redis-semaphore's `Semaphore` at its defaults and
  * with a 1 ms poll, and the ceiling of 4 callers with no lock.
  */
-export async function semaphore(ctx: BenchContext, contenders: readonly PermitContender[] = SEMAPHORE, size = PERMIT_SIZE): Promise<GrowthTable> {
+export async function semaphore(
+  ctx: BenchContext,
+  contenders: readonly PermitContender[] = SEMAPHORE,
+  size = PERMIT_SIZE,
+): Promise<GrowthTable> {
   const variant = `${size.processes} processes × ${size.callers} callers, limit ${SEMAPHORE_LIMIT}, 1 name`;
-  const rows = await permitRows(ctx, { scenario: 's9', variant, workload: 'semaphore', limit: SEMAPHORE_LIMIT, ...size }, contenders);
+  const rows = await permitRows(
+    ctx,
+    { scenario: 's9', variant, workload: 'semaphore', limit: SEMAPHORE_LIMIT, ...size },
+    contenders,
+  );
   const ours = rows.find((r) => r.kind === 'ours' && !r.skipped);
   const ceiling = rows.find((r) => r.kind === 'reference' && !r.skipped)?.median.throughput;
   const defaults = rows.find((r) => r.kind === 'peer' && r.retry === 'default' && !r.skipped)?.median.throughput;

@@ -92,7 +92,9 @@ async function go({ durationMs, warmup }: Extract<PermitParentMessage, { type: '
     await redis.decr(key('inside'));
   };
   const read = async (caller: number): Promise<void> => {
-    const [readers, writers, seq] = await numbers(redis.pipeline().incr(key('readers')).get(key('writers')).incr(key('seq')));
+    const [readers, writers, seq] = await numbers(
+      redis.pipeline().incr(key('readers')).get(key('writers')).incr(key('seq')),
+    );
     order.entered(caller, seq!);
     maxInside = Math.max(maxInside, readers!);
     if (writers !== 0) conflicts++;
@@ -100,7 +102,9 @@ async function go({ durationMs, warmup }: Extract<PermitParentMessage, { type: '
     await redis.decr(key('readers'));
   };
   const write = async (caller: number): Promise<void> => {
-    const [writers, readers, written, seq] = await numbers(redis.pipeline().incr(key('writers')).get(key('readers')).get(key('written')).incr(key('seq')));
+    const [writers, readers, written, seq] = await numbers(
+      redis.pipeline().incr(key('writers')).get(key('readers')).get(key('written')).incr(key('seq')),
+    );
     order.entered(caller, seq!);
     if (writers !== 1 || readers !== 0) conflicts++;
     await sleep(sectionMs);
@@ -116,7 +120,8 @@ async function go({ durationMs, warmup }: Extract<PermitParentMessage, { type: '
     Array.from({ length: callers }, async (_, caller) => {
       for (let i = 0; i < MAX_CYCLES_PER_CALLER && now() < deadline; i++) {
         const isWrite = workload === 'read-write' && i % writeEvery === caller % writeEvery;
-        const hold = workload === 'semaphore' ? { limit } : { mode: isWrite ? ('exclusive' as const) : ('shared' as const) };
+        const hold =
+          workload === 'semaphore' ? { limit } : { mode: isWrite ? ('exclusive' as const) : ('shared' as const) };
         const section = workload === 'semaphore' ? semaphore : isWrite ? write : read;
         const entered = await tally.enter(caller, deadline, (enter) =>
           lock.withPermit(

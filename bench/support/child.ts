@@ -65,8 +65,12 @@ export class ChildWorker<Request extends { type: string }, Answer extends { type
 }
 
 /** The answer if it has the `type` expected, else an Error with the child's message. */
-export function answer<A extends { type: string }, T extends A['type']>(m: A | FailedAnswer, type: T): Extract<A, { type: T }> {
-  if (m.type !== type) throw new Error(m.type === 'failed' ? (m as FailedAnswer).message : `unexpected answer "${m.type}"`);
+export function answer<A extends { type: string }, T extends A['type']>(
+  m: A | FailedAnswer,
+  type: T,
+): Extract<A, { type: T }> {
+  if (m.type !== type)
+    throw new Error(m.type === 'failed' ? (m as FailedAnswer).message : `unexpected answer "${m.type}"`);
   return m as Extract<A, { type: T }>;
 }
 
@@ -79,7 +83,11 @@ export function serveParent<Request extends { type: string }>(handlers: {
     const handler = handlers[m.type as Request['type']] as ((m: Request) => Promise<unknown>) | undefined;
     handler?.(m).then(
       (reply) => process.send?.(reply),
-      (err: unknown) => process.send?.({ type: 'failed', message: err instanceof Error ? err.message : String(err) } satisfies FailedAnswer),
+      (err: unknown) =>
+        process.send?.({
+          type: 'failed',
+          message: err instanceof Error ? err.message : String(err),
+        } satisfies FailedAnswer),
     );
   });
   process.on('disconnect', () => process.exit(0));

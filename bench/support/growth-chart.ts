@@ -16,11 +16,19 @@ interface Panel {
 }
 
 const COLORS = ['#1f6feb', '#d4761c', '#2da44e', '#8250df', '#8c959f'];
-const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const esc = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
 
 /** Points of `key` against `sizeKey` for the rows that `keep` selects (failed rows have no figures and drop out). */
-function series(t: GrowthTable, label: string, sizeKey: string, key: string, keep: (raw: Record<string, unknown>) => boolean, dashed = false): Series {
+function series(
+  t: GrowthTable,
+  label: string,
+  sizeKey: string,
+  key: string,
+  keep: (raw: Record<string, unknown>) => boolean,
+  dashed = false,
+): Series {
   const points: Array<[number, number]> = [];
   for (const { raw } of t.rows) {
     const size = num(raw[sizeKey]);
@@ -37,7 +45,11 @@ export function growthPanels(tables: readonly GrowthTable[]): Panel[] {
     if (/^s?7/.test(t.scenario)) {
       const stores = [...new Set(t.rows.map((r) => String(r.raw.store)))];
       const of = (store: string) => (raw: Record<string, unknown>) => raw.store === store;
-      panels.push({ title: 'Heap per held lock', unit: 'bytes', series: stores.map((s) => series(t, s, 'held', 'heapPerLockBytes', of(s))) });
+      panels.push({
+        title: 'Heap per held lock',
+        unit: 'bytes',
+        series: stores.map((s) => series(t, s, 'held', 'heapPerLockBytes', of(s))),
+      });
       panels.push({
         title: 'Renewal store calls per second',
         unit: 'calls/s',
@@ -77,7 +89,10 @@ export function growthChart(tables: readonly GrowthTable[], subtitle: string): s
   const rowsN = Math.ceil(panels.length / cols);
   const width = panelW * cols + 20;
   const height = 60 + rowsN * (panelH + 40);
-  const parts: string[] = [`<text x="10" y="22" class="t">How the cost grows with the work</text>`, `<text x="10" y="40" class="s">${esc(subtitle)}</text>`];
+  const parts: string[] = [
+    `<text x="10" y="22" class="t">How the cost grows with the work</text>`,
+    `<text x="10" y="40" class="s">${esc(subtitle)}</text>`,
+  ];
   panels.forEach((panel, i) => {
     const x0 = 10 + (i % cols) * panelW + 60;
     const y0 = 60 + Math.floor(i / cols) * (panelH + 40) + 24;
@@ -85,7 +100,8 @@ export function growthChart(tables: readonly GrowthTable[], subtitle: string): s
     const h = panelH - 70;
     const pts = panel.series.flatMap((s) => s.points);
     const [xs, ys] = [pts.map((p) => p[0]), pts.map((p) => p[1])];
-    const lx = (v: number, lo: number, hi: number) => (hi > lo ? (Math.log10(v) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : 0.5);
+    const lx = (v: number, lo: number, hi: number) =>
+      hi > lo ? (Math.log10(v) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : 0.5;
     const [xLo, xHi] = [Math.min(...xs), Math.max(...xs)];
     const [yLo, yHi] = [Math.min(...ys) / 1.5, Math.max(...ys) * 1.5];
     const px = (v: number) => x0 + lx(v, xLo, xHi) * w;
@@ -105,9 +121,14 @@ export function growthChart(tables: readonly GrowthTable[], subtitle: string): s
         .sort((a, b) => a[0] - b[0])
         .map(([sx, sy], k) => `${k ? 'L' : 'M'}${px(sx).toFixed(1)},${py(sy).toFixed(1)}`)
         .join(' ');
-      parts.push(`<path d="${d}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ` stroke-dasharray="${j % 2 ? '2 3' : '6 4'}"` : ''}/>`);
-      for (const [sx, sy] of s.points) parts.push(`<circle cx="${px(sx).toFixed(1)}" cy="${py(sy).toFixed(1)}" r="2.5" fill="${color}"/>`);
-      parts.push(`<text x="${x0 + w + 6}" y="${y0 + 12 + j * 14}" class="a" style="fill:${color}">${esc(s.label)}</text>`);
+      parts.push(
+        `<path d="${d}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ` stroke-dasharray="${j % 2 ? '2 3' : '6 4'}"` : ''}/>`,
+      );
+      for (const [sx, sy] of s.points)
+        parts.push(`<circle cx="${px(sx).toFixed(1)}" cy="${py(sy).toFixed(1)}" r="2.5" fill="${color}"/>`);
+      parts.push(
+        `<text x="${x0 + w + 6}" y="${y0 + 12 + j * 14}" class="a" style="fill:${color}">${esc(s.label)}</text>`,
+      );
     });
   });
   return [

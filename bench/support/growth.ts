@@ -15,7 +15,8 @@ export interface GrowthTable {
 export function growthTable(t: GrowthTable): string {
   const lines = [t.columns, ...t.rows.map((r) => r.cells)];
   const widths = t.columns.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? '').length)));
-  const line = (cells: string[]): string => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  const line = (cells: string[]): string =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   return [
     `${t.scenario}: ${t.title}`,
     line(t.columns),
@@ -30,6 +31,7 @@ export function sizesFlag(argv: readonly string[], fallback: readonly number[]):
   const raw = argv.find((a) => a.startsWith('--sizes='))?.slice(8);
   if (!raw) return [...fallback];
   const sizes = raw.split(',').map(Number);
-  if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes wants positive integers, got "${raw}"`);
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error(`--sizes wants positive integers, got "${raw}"`);
   return sizes;
 }

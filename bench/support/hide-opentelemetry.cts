@@ -14,7 +14,9 @@ const resolve = loader._resolveFilename;
 
 loader._resolveFilename = function hidden(this: unknown, request: string, ...rest: unknown[]): string {
   if (request.startsWith('@opentelemetry/')) {
-    throw Object.assign(new Error(`Cannot find module '${request}' (hidden by the bench)`), { code: 'MODULE_NOT_FOUND' });
+    throw Object.assign(new Error(`Cannot find module '${request}' (hidden by the bench)`), {
+      code: 'MODULE_NOT_FOUND',
+    });
   }
   return resolve.call(this, request, ...rest);
 };

@@ -16,7 +16,11 @@ export interface LoopResult {
  * have passed (or the cycle cap is reached); a cycle that throws counts as an
  * error. Resolves when every loop has finished its last cycle.
  */
-export async function timedLoops(callers: number, ms: number, cycle: (caller: number) => Promise<unknown>): Promise<LoopResult> {
+export async function timedLoops(
+  callers: number,
+  ms: number,
+  cycle: (caller: number) => Promise<unknown>,
+): Promise<LoopResult> {
   const latencies = new Latencies();
   let cycles = 0;
   let errors = 0;
@@ -67,5 +71,10 @@ export async function measureCycles(
     'the run',
   );
   if (r.errors > 0) throw new Error(`${r.errors} cycles failed: ${r.firstError}`);
-  return { throughput: (r.cycles * 1000) / r.elapsedMs, p50: r.latencies.p(0.5), p99: r.latencies.p(0.99), cycles: r.cycles };
+  return {
+    throughput: (r.cycles * 1000) / r.elapsedMs,
+    p50: r.latencies.p(0.5),
+    p99: r.latencies.p(0.99),
+    cycles: r.cycles,
+  };
 }

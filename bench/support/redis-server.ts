@@ -35,14 +35,24 @@ export class BenchRedis {
 
   static async start(): Promise<BenchRedis> {
     const port = await freePort();
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
     const failed = new Promise<never>((_, reject) => {
       child.once('error', (err) => reject(new Error(`could not start redis-server: ${err.message}`)));
       child.once('exit', (code) => reject(new Error(`redis-server exited with code ${String(code)}`)));
     });
-    const admin = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => 50 });
+    const admin = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => 50,
+    });
     admin.on('error', () => {}); // refused connections while the server starts; failures surface from the calls
     const deadline = now() + 10_000;
     for (;;) {
@@ -171,7 +181,8 @@ export async function startReplica(masterUrl: string): Promise<{ stop(): Promise
     const online = new RegExp(`slave\\d+:ip=127\\.0\\.0\\.1,port=${port},state=online`);
     const deadline = now() + 10_000;
     while (!online.test(await master.info('replication'))) {
-      if (now() > deadline || child.exitCode !== null) throw new Error(`the replica on port ${port} did not come in sync within 10 s`);
+      if (now() > deadline || child.exitCode !== null)
+        throw new Error(`the replica on port ${port} did not come in sync within 10 s`);
       await sleep(50);
     }
   } catch (err) {

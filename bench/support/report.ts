@@ -12,7 +12,8 @@ export const SCENARIO_TITLES: Record<string, string> = {
 };
 
 const ratio = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '-' : `${x.toFixed(2)}×`);
-const ms = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '-' : x < 10 ? x.toFixed(2) : x.toFixed(0));
+const ms = (x: number | undefined): string =>
+  x === undefined || Number.isNaN(x) ? '-' : x < 10 ? x.toFixed(2) : x.toFixed(0);
 const pc = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '-' : `${(x * 100).toFixed(0)}%`);
 const pct = (x: number): string => `±${((x / 2) * 100).toFixed(0)}%`;
 
@@ -22,13 +23,18 @@ function extra(r: Row): string {
     const parts = [];
     if (r.vsCeiling !== undefined) parts.push(`${ratio(r.vsCeiling)} ceiling`);
     if (!Number.isNaN(m.lockCommandsPerSection ?? NaN)) {
-      parts.push(`${(m.lockCommandsPerSection ?? 0).toFixed(1)} cmd/sect (${(m.roundTripsPerSection ?? NaN).toFixed(1)} round trips)`);
+      parts.push(
+        `${(m.lockCommandsPerSection ?? 0).toFixed(1)} cmd/sect (${(m.roundTripsPerSection ?? NaN).toFixed(1)} round trips)`,
+      );
     }
     parts.push(
       `wait p50/p99/max ${ms(m.p50WaitMs)}/${ms(m.p99WaitMs)}/${ms(m.maxWaitMs)} ms, max ${(m.waitVsFifo ?? NaN).toFixed(2)}× FIFO (${ms(m.fifoWaitMs)} ms)`,
     );
-    if (m.maxSectionsWaited !== undefined) parts.push(`sections waited p99/max ${fmt(m.p99SectionsWaited ?? NaN)}/${fmt(m.maxSectionsWaited)} (FIFO 15)`);
-    parts.push(`hand-overs ${pc(m.handOverShare)} (${fmt(m.handOversPerSecond ?? NaN)}/s), busiest caller ${pc(m.busiestCallerShare)}`);
+    if (m.maxSectionsWaited !== undefined)
+      parts.push(`sections waited p99/max ${fmt(m.p99SectionsWaited ?? NaN)}/${fmt(m.maxSectionsWaited)} (FIFO 15)`);
+    parts.push(
+      `hand-overs ${pc(m.handOverShare)} (${fmt(m.handOversPerSecond ?? NaN)}/s), busiest caller ${pc(m.busiestCallerShare)}`,
+    );
     parts.push(r.samples.every((s) => s.exact === 1) ? 'exact' : 'INEXACT');
     const errors = r.samples.reduce((n, s) => n + (s.errors ?? 0), 0);
     if (errors) parts.push(`${errors} give-ups`);
@@ -38,14 +44,27 @@ function extra(r: Row): string {
     const exact = r.samples.every((s) => s.exact === 1) ? 'exact' : 'INEXACT';
     return m.cpuUsPerCycle === undefined ? exact : `CPU ${m.cpuUsPerCycle.toFixed(2)} µs/cycle, ${exact}`;
   }
-  if (r.scenario === 's1' && m.redisCpuUsPerCycle !== undefined) return `Redis CPU ${m.redisCpuUsPerCycle.toFixed(1)} µs/cycle`;
-  if (r.scenario === 's5' && m.cpuUsPerRequest !== undefined) return `app CPU ${m.cpuUsPerRequest.toFixed(0)} µs/request`;
+  if (r.scenario === 's1' && m.redisCpuUsPerCycle !== undefined)
+    return `Redis CPU ${m.redisCpuUsPerCycle.toFixed(1)} µs/cycle`;
+  if (r.scenario === 's5' && m.cpuUsPerRequest !== undefined)
+    return `app CPU ${m.cpuUsPerRequest.toFixed(0)} µs/request`;
   return '';
 }
 
 /** The one table, as Markdown (readable in a terminal too). */
 export function table(rows: Row[]): string {
-  const header = ['Scenario', 'Contender', 'Retry', 'Throughput (median)', 'Spread (IQR)', 'p50 ms', 'p99 ms', 'Details', '× raw', '× best peer'];
+  const header = [
+    'Scenario',
+    'Contender',
+    'Retry',
+    'Throughput (median)',
+    'Spread (IQR)',
+    'p50 ms',
+    'p99 ms',
+    'Details',
+    '× raw',
+    '× best peer',
+  ];
   const lines = [header, header.map(() => '---')];
   let last = '';
   for (const r of rows) {
@@ -77,7 +96,10 @@ export function table(rows: Row[]): string {
 }
 
 function find(rows: Row[], scenario: string, id: string, variant?: string): Row | undefined {
-  return rows.find((r) => r.scenario === scenario && r.id === id && !r.skipped && (variant === undefined || r.variant.startsWith(variant)));
+  return rows.find(
+    (r) =>
+      r.scenario === scenario && r.id === id && !r.skipped && (variant === undefined || r.variant.startsWith(variant)),
+  );
 }
 
 /** The issue's targets, checked against this run. */
@@ -88,7 +110,15 @@ export function targets(rows: Row[]): Target[] {
   const s2 = find(rows, 's2', 'ours-redis');
   t.push(target('s2', '64 parallel callers ≥ 0.9× raw', s2?.vsRaw, '>=', 0.9));
   const s3 = find(rows, 's3', 'ours-redis');
-  t.push(target('s3', 'contended ≥ 0.75× the no-lock ceiling (one caller, no lock, same section)', s3?.vsCeiling, '>=', 0.75));
+  t.push(
+    target(
+      's3',
+      'contended ≥ 0.75× the no-lock ceiling (one caller, no lock, same section)',
+      s3?.vsCeiling,
+      '>=',
+      0.75,
+    ),
+  );
   t.push(target('s3', 'contended ≥ 1.3× raw 1 ms poller', s3?.vsRaw, '>=', 1.3));
   t.push(
     target(
@@ -119,7 +149,15 @@ export function targets(rows: Row[]): Target[] {
       1.5,
     ),
   );
-  t.push(target('s3', 'counter exact in every run (1 = yes)', s3 ? Math.min(...s3.samples.map((s) => s.exact!)) : undefined, '>=', 1));
+  t.push(
+    target(
+      's3',
+      'counter exact in every run (1 = yes)',
+      s3 ? Math.min(...s3.samples.map((s) => s.exact!)) : undefined,
+      '>=',
+      1,
+    ),
+  );
   for (const [variant, required] of [
     ['sequential', 1.5],
     ['100 concurrent', 1.2],
@@ -127,7 +165,13 @@ export function targets(rows: Row[]): Target[] {
     const r = find(rows, 's4', 'ours-memory', variant);
     const mutex = find(rows, 's4', 'async-mutex', variant);
     t.push(
-      target('s4', `in-memory ${variant} ≥ ${required}× async-mutex`, r && mutex ? r.median.throughput! / mutex.median.throughput! : undefined, '>=', required),
+      target(
+        's4',
+        `in-memory ${variant} ≥ ${required}× async-mutex`,
+        r && mutex ? r.median.throughput! / mutex.median.throughput! : undefined,
+        '>=',
+        required,
+      ),
     );
     const idle = find(rows, 's4', 'ours-memory-otel-idle', variant);
     t.push(
@@ -166,6 +210,8 @@ export function legend(rows: Row[]): string {
   const seen = new Map<string, string>();
   for (const r of rows) if (r.retry !== '-' || r.kind !== 'ours') seen.set(describe(r), r.waits);
   const lines = [...seen].filter(([, w]) => w !== '-').map(([k, w]) => `- ${k}: ${w}`);
-  const notes = rows.flatMap((r) => r.notes.map((n) => `- ${SCENARIO_TITLES[r.scenario] ?? r.scenario}, ${describe(r)}: ${n}`));
+  const notes = rows.flatMap((r) =>
+    r.notes.map((n) => `- ${SCENARIO_TITLES[r.scenario] ?? r.scenario}, ${describe(r)}: ${n}`),
+  );
   return ['How each contender waits:', ...lines, ...(notes.length ? ['', 'Notes:', ...notes] : [])].join('\n');
 }

@@ -84,7 +84,10 @@ export function addRatios(rows: Row[], withDefaultPeer = false): void {
   const live = rows.filter((r) => !r.skipped && r.samples.length > 0);
   const raw = live.find((r) => r.kind === 'raw');
   const best = (candidates: Row[]): Row | undefined =>
-    candidates.reduce<Row | undefined>((b, r) => (!b || r.median.throughput! > b.median.throughput! ? r : b), undefined);
+    candidates.reduce<Row | undefined>(
+      (b, r) => (!b || r.median.throughput! > b.median.throughput! ? r : b),
+      undefined,
+    );
   const bestPeer = best(live.filter((r) => r.kind === 'peer'));
   const bestDefault = best(live.filter((r) => r.kind === 'peer' && r.retry !== 'tuned'));
   for (const r of live) {
@@ -105,7 +108,14 @@ export function describe(r: Pick<Row, 'label' | 'retry'>): string {
   return r.retry === '-' ? r.label : `${r.label} (${r.retry})`;
 }
 
-export function target(scenario: string, text: string, actual: number | undefined, op: '>=' | '<=', required: number): Target {
-  const met = actual === undefined || Number.isNaN(actual) ? undefined : op === '>=' ? actual >= required : actual <= required;
+export function target(
+  scenario: string,
+  text: string,
+  actual: number | undefined,
+  op: '>=' | '<=',
+  required: number,
+): Target {
+  const met =
+    actual === undefined || Number.isNaN(actual) ? undefined : op === '>=' ? actual >= required : actual <= required;
   return { scenario, text, actual, required, op, met };
 }

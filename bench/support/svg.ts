@@ -4,7 +4,8 @@ import { fmt } from './runner.js';
 
 const COLORS = { ours: '#1f6feb', raw: '#8c959f', default: '#d4761c', tuned: '#f0b67a', reference: '#d0d7de' } as const;
 
-const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const esc = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /**
  * A hand-written SVG bar chart: one block per scenario variant, bars scaled
@@ -32,7 +33,12 @@ export function chart(rows: Row[], subtitle: string): string {
     groups.push({ title: `${title} (${first.unit})`, rows: group, value: (r) => r.median.throughput!, whiskers: true });
     if (group.some((r) => r.median.handOversPerSecond !== undefined)) {
       // The lock passing from one caller to another: what a FIFO lock does every section, and a barging one rarely.
-      groups.push({ title: `${title} (hand-overs between callers/s)`, rows: group, value: (r) => r.median.handOversPerSecond ?? 0, whiskers: false });
+      groups.push({
+        title: `${title} (hand-overs between callers/s)`,
+        rows: group,
+        value: (r) => r.median.handOversPerSecond ?? 0,
+        whiskers: false,
+      });
     }
   }
   for (const group of groups) {
@@ -60,7 +66,9 @@ export function chart(rows: Row[], subtitle: string): string {
       );
       if (group.whiskers) {
         const x0 = labelW + (r.min / top) * barMax;
-        parts.push(`<line x1="${x0.toFixed(1)}" x2="${x1.toFixed(1)}" y1="${cy}" y2="${cy}" stroke="#24292f" stroke-width="1"/>`);
+        parts.push(
+          `<line x1="${x0.toFixed(1)}" x2="${x1.toFixed(1)}" y1="${cy}" y2="${cy}" stroke="#24292f" stroke-width="1"/>`,
+        );
       }
       parts.push(`<text x="${(Math.max(labelW + w, x1) + 6).toFixed(1)}" y="${cy + 4}">${esc(fmt(v))}</text>`);
       y += barH + gap;

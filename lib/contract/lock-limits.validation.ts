@@ -15,14 +15,22 @@ import { MAX_DURATION_MS } from './lock.constants.js';
  */
 export function assertDuration(value: unknown, option: string, where: string, allowZero: boolean, least = 0): void {
   if (value === undefined) return;
-  if (typeof value !== 'number' || !(value <= MAX_DURATION_MS) || value < least || (value <= 0 && !(allowZero && value === 0))) {
-    throw new LockOptionsError(durationMessage(where, option, least > 0 ? `>= ${least}` : allowZero ? '>= 0' : '> 0', value));
+  if (
+    typeof value !== 'number' ||
+    !(value <= MAX_DURATION_MS) ||
+    value < least ||
+    (value <= 0 && !(allowZero && value === 0))
+  ) {
+    throw new LockOptionsError(
+      durationMessage(where, option, least > 0 ? `>= ${least}` : allowZero ? '>= 0' : '> 0', value),
+    );
   }
 }
 
 /** A control character (C0, DEL, C1) or a lone surrogate. */
-// eslint-disable-next-line no-control-regex
-const REFUSED_CHARACTER = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const REFUSED_CHARACTER =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * Checks the text of a name or key prefix already known to be a string: at

@@ -95,7 +95,12 @@ export interface LockProviderCapabilities {
    * With it, the engine hands permits over locally.
    * @throws {LockStoreError} when the store cannot be reached or fails.
    */
-  transfer?(key: string, from: string, to: string, ttl: number): MaybePromise<(LockGrantCapabilities & { readonly fencingToken: number }) | null>;
+  transfer?(
+    key: string,
+    from: string,
+    to: string,
+    ttl: number,
+  ): MaybePromise<(LockGrantCapabilities & { readonly fencingToken: number }) | null>;
 
   /**
    * Runs `send` at once and returns what it returns; the store
@@ -155,7 +160,9 @@ export interface LockProviderCapabilities {
    * (waiting in each key's queue) when it answers `null`.
    * @throws {LockStoreError} when the store cannot be reached or fails (nothing is left held).
    */
-  acquireMany?(requests: readonly LockBatchRequest[]): MaybePromise<Array<LockGrantCapabilities & { readonly fencingToken: number }> | null>;
+  acquireMany?(
+    requests: readonly LockBatchRequest[],
+  ): MaybePromise<Array<LockGrantCapabilities & { readonly fencingToken: number }> | null>;
 }
 
 /**

@@ -1,4 +1,8 @@
-import type { LockAcquireCapabilities, LockGrantCapabilities, LockProviderCapabilities } from './lock-provider-capabilities.js';
+import type {
+  LockAcquireCapabilities,
+  LockGrantCapabilities,
+  LockProviderCapabilities,
+} from './lock-provider-capabilities.js';
 import type { MaybePromise } from './maybe-promise.js';
 
 // What a store MAY offer beyond this contract is in lock-provider-capabilities.ts (re-exported here).

@@ -2,13 +2,19 @@ import { Controller, Module, UseGuards, type CanActivate, type DynamicModule, ty
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { optionMessage, expected } from '../errors/lock.messages.js';
 import { LockDashboardController } from './lock-dashboard.controller.js';
-import { LOCK_DASHBOARD_OPTIONS, type LockDashboardOptions, type ResolvedDashboardOptions } from './lock-dashboard-options.interface.js';
+import {
+  LOCK_DASHBOARD_OPTIONS,
+  type LockDashboardOptions,
+  type ResolvedDashboardOptions,
+} from './lock-dashboard-options.interface.js';
 import { LockEventLog } from './lock-event-log.js';
 
 function positiveInt(value: unknown, option: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new LockOptionsError(optionMessage('LockDashboardModule.register()', option, expected.integerFrom1To(max), value));
+    throw new LockOptionsError(
+      optionMessage('LockDashboardModule.register()', option, expected.integerFrom1To(max), value),
+    );
   }
   return value;
 }
@@ -52,7 +58,8 @@ export class LockDashboardModule {
     class MountedLockDashboardController extends LockDashboardController {}
     Controller(resolved.path)(MountedLockDashboardController);
     const guards = options.guard === undefined ? [] : Array.isArray(options.guard) ? options.guard : [options.guard];
-    if (guards.length > 0) UseGuards(...(guards as Array<Type<CanActivate> | CanActivate>))(MountedLockDashboardController);
+    if (guards.length > 0)
+      UseGuards(...(guards as Array<Type<CanActivate> | CanActivate>))(MountedLockDashboardController);
     return {
       module: LockDashboardModule,
       imports: options.imports ?? [],

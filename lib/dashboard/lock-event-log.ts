@@ -54,10 +54,22 @@ export class LockEventLog implements OnModuleInit, OnModuleDestroy {
     let entry: DashboardEvent;
     switch (event.type) {
       case 'acquired':
-        entry = { at: new Date().toISOString(), type: 'acquired', name: event.name, fencingToken: event.fencingToken, waitMs: Math.round(event.waitMs) };
+        entry = {
+          at: new Date().toISOString(),
+          type: 'acquired',
+          name: event.name,
+          fencingToken: event.fencingToken,
+          waitMs: Math.round(event.waitMs),
+        };
         break;
       case 'released':
-        entry = { at: new Date().toISOString(), type: 'released', name: event.name, fencingToken: event.fencingToken, heldMs: Math.round(event.heldMs) };
+        entry = {
+          at: new Date().toISOString(),
+          type: 'released',
+          name: event.name,
+          fencingToken: event.fencingToken,
+          heldMs: Math.round(event.heldMs),
+        };
         break;
       case 'lost':
         entry = {
@@ -73,7 +85,12 @@ export class LockEventLog implements OnModuleInit, OnModuleDestroy {
         entry = { at: new Date().toISOString(), type: 'timeout', name: event.name, waitMs: Math.round(event.waitMs) };
         break;
       case 'store-error':
-        entry = { at: new Date().toISOString(), type: 'store-error', name: event.name, detail: redact(`${event.operation}: ${event.error.message}`) };
+        entry = {
+          at: new Date().toISOString(),
+          type: 'store-error',
+          name: event.name,
+          detail: redact(`${event.operation}: ${event.error.message}`),
+        };
         break;
       default:
         return;

@@ -180,7 +180,8 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
       throw this.lostReason!;
     }
     this.setLease(started, ms);
-    if (this.ctx.observed) this.ctx.emit({ type: 'extended', name: this.name, fencingToken: this.fencingToken, ttl: ms });
+    if (this.ctx.observed)
+      this.ctx.emit({ type: 'extended', name: this.name, fencingToken: this.fencingToken, ttl: ms });
     this.schedule();
   }
 
@@ -201,7 +202,8 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     const heldMs = t - this.acquiredAt;
     const remainingMin = this.settings.holdAtLeast === undefined ? 0 : this.settings.holdAtLeast - heldMs;
     // A waiter of this process queued before the store granted the key: it takes over, with no store call.
-    if (hold && wasHeld && remainingMin < 1 && this.ctx.handOff.handOver(hold, this, t)) return this.released(true, heldMs);
+    if (hold && wasHeld && remainingMin < 1 && this.ctx.handOff.handOver(hold, this, t))
+      return this.released(true, heldMs);
     return this.sendRelease(wasHeld, heldMs, remainingMin);
   }
 
@@ -210,7 +212,10 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     const hold = this.hold;
     let done: MaybePromise<boolean>;
     try {
-      done = hold === undefined ? this.storeRelease(remainingMin) : this.ctx.handOff.leave(hold, () => this.storeRelease(remainingMin));
+      done =
+        hold === undefined
+          ? this.storeRelease(remainingMin)
+          : this.ctx.handOff.leave(hold, () => this.storeRelease(remainingMin));
     } catch (err) {
       return this.releaseFailed(err);
     }
@@ -234,7 +239,14 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
   }
 
   private released(wasHeld: boolean, heldMs: number): boolean {
-    if (wasHeld && this.ctx.observed) this.ctx.emit({ type: 'released', name: this.name, label: this.settings.label, fencingToken: this.fencingToken, heldMs });
+    if (wasHeld && this.ctx.observed)
+      this.ctx.emit({
+        type: 'released',
+        name: this.name,
+        label: this.settings.label,
+        fencingToken: this.fencingToken,
+        heldMs,
+      });
     return wasHeld;
   }
 
@@ -330,7 +342,8 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     this.renewing = false;
     if (this.state !== 'held') return;
     if (answer instanceof Error) {
-      if (this.ctx.observed) this.ctx.emit({ type: 'store-error', name: this.name, operation: 'extend', error: answer });
+      if (this.ctx.observed)
+        this.ctx.emit({ type: 'store-error', name: this.name, operation: 'extend', error: answer });
       this.ctx.logStoreFailure('warn', answer, renewFailedLog(this.name, answer.message));
       this.schedule();
       return;

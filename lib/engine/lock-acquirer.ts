@@ -146,7 +146,13 @@ export class LockAcquirer {
     }
     if (grant.queued && this.ctx.observed) this.ctx.emit({ type: 'contended', name: req.name, onHeld: o.onHeld });
     if (this.ctx.observed)
-      this.ctx.emit({ type: 'acquired', name: req.name, label: o.label, fencingToken: grant.fencingToken, waitMs: now() - req.requestedAt });
+      this.ctx.emit({
+        type: 'acquired',
+        name: req.name,
+        label: o.label,
+        fencingToken: grant.fencingToken,
+        waitMs: now() - req.requestedAt,
+      });
     return lock;
   }
 }

@@ -37,7 +37,8 @@ export const lockScope = new AsyncLocalStorage<LockScope>();
  */
 export function findInScope(scope: LockScope | undefined, name: string, managerId?: number): LockScope | undefined {
   for (let s = scope; s; s = s.parentScope) {
-    if ((s.nameSet ? s.nameSet.has(name) : s.name === name) && (managerId === undefined || s.managerId === managerId)) return s;
+    if ((s.nameSet ? s.nameSet.has(name) : s.name === name) && (managerId === undefined || s.managerId === managerId))
+      return s;
   }
   return undefined;
 }

@@ -37,7 +37,11 @@ export interface LockEngine {
    * token that names `instanceId` (readable through the store's `holder()`).
    * Resolves `null` when aborted. Leader election campaigns with it.
    */
-  acquireAs(name: string, instanceId: string, options: LockCallOptions & { signal: AbortSignal }): Promise<HeldLock | null>;
+  acquireAs(
+    name: string,
+    instanceId: string,
+    options: LockCallOptions & { signal: AbortSignal },
+  ): Promise<HeldLock | null>;
   /** The locks the manager holds now. */
   heldLocks(): HeldLock[];
 }

@@ -37,6 +37,7 @@ export class LogWindow {
     this.timer = undefined;
     const counts = this.counts;
     this.counts = new Map();
-    for (const [key, repeats] of counts) if (repeats > 0) this.summarize(key, repeats, Math.round(this.intervalMs / 1000));
+    for (const [key, repeats] of counts)
+      if (repeats > 0) this.summarize(key, repeats, Math.round(this.intervalMs / 1000));
   }
 }

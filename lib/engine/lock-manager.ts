@@ -114,13 +114,20 @@ export class LockManager {
    * handle yourself (in `finally`). Several names: all of them, or none.
    * @throws {LockStoreError} when the store fails.
    */
-  async tryAcquire(name: string | readonly string[], options?: Omit<LockCallOptions, 'onHeld' | 'waitTimeout'>): Promise<LockHandle | null> {
+  async tryAcquire(
+    name: string | readonly string[],
+    options?: Omit<LockCallOptions, 'onHeld' | 'waitTimeout'>,
+  ): Promise<LockHandle | null> {
     const names = assertLockNames(name, 'tryAcquire()');
     assertCallOptions(options, () => callSite('tryAcquire', names));
     if (typeof names !== 'string') return this.multi.tryAcquire(names, this.resolve(options));
     const resolved = this.resolve(options);
     // A try never waits, whatever the manager's default onHeld.
-    const req = this.requests.make(names, resolved.onHeld === 'wait' ? { ...resolved, onHeld: 'throw' } : resolved, undefined);
+    const req = this.requests.make(
+      names,
+      resolved.onHeld === 'wait' ? { ...resolved, onHeld: 'throw' } : resolved,
+      undefined,
+    );
     if (this.context.observed) return this.outcomes.watch(req, () => this.acquirer.take(req, asIs), asIs);
     return this.acquirer.take(req, asIs);
   }
@@ -165,11 +172,16 @@ export class LockManager {
    * await locks.withLock([`account:${from}`, `account:${to}`], () => transfer(from, to, amount), { onHeld: 'wait' });
    * ```
    */
-  withLock<T>(name: string | readonly string[], fn: (lock: LockHandle) => T | Promise<T>, options?: LockCallOptions): Promise<T | undefined> {
+  withLock<T>(
+    name: string | readonly string[],
+    fn: (lock: LockHandle) => T | Promise<T>,
+    options?: LockCallOptions,
+  ): Promise<T | undefined> {
     let entering: MaybePromise<LockEntry | undefined>;
     try {
       // (the name of the last call was checked already: strings do not change)
-      const names = typeof name === 'string' && name === this.requests.lastName ? name : assertLockNames(name, 'withLock()');
+      const names =
+        typeof name === 'string' && name === this.requests.lastName ? name : assertLockNames(name, 'withLock()');
       if (typeof fn !== 'function') throw new LockOptionsError(notAFunctionMessage(callSite('withLock', names)));
       if (options !== undefined) assertCallOptions(options, () => callSite('withLock', names));
       entering = this.enter(names, this.resolve(options));
@@ -273,7 +285,12 @@ export class LockManager {
       logStoreFailure: (level, error, line) => outcomes.logStoreFailure(level, error, line),
       acquireAs: async (name, instanceId, options) => {
         assertLockName(name, 'acquireAs()');
-        const resolved: ResolvedCallOptions = { ...this.resolve(options), onHeld: 'wait', waitTimeout: undefined, instanceId };
+        const resolved: ResolvedCallOptions = {
+          ...this.resolve(options),
+          onHeld: 'wait',
+          waitTimeout: undefined,
+          instanceId,
+        };
         return this.acquirer.take(this.requests.make(name, resolved, undefined), asIs);
       },
       heldLocks: () => this.heldLocks(),

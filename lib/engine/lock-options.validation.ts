@@ -21,9 +21,33 @@ import { MAX_KEY_PREFIX_LENGTH, MAX_LOCK_NAME_LENGTH } from '../contract/lock.co
 
 const ON_HELD = ['throw', 'skip', 'wait'];
 const MODES = ['shared', 'exclusive'];
-const CALL_KEYS = new Set(['ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'holdAtLeast', 'reentrant', 'failOpen', 'limit', 'mode', 'signal', 'label']);
+const CALL_KEYS = new Set([
+  'ttl',
+  'onHeld',
+  'waitTimeout',
+  'renew',
+  'maxHold',
+  'holdAtLeast',
+  'reentrant',
+  'failOpen',
+  'limit',
+  'mode',
+  'signal',
+  'label',
+]);
 /** The defaults a manager takes (and `LockModule.forRoot()` with them). @internal */
-export const DEFAULTS_KEYS = ['keyPrefix', 'ttl', 'onHeld', 'waitTimeout', 'renew', 'maxHold', 'onEvent', 'localHandOff', 'instanceId', 'telemetry'] as const;
+export const DEFAULTS_KEYS = [
+  'keyPrefix',
+  'ttl',
+  'onHeld',
+  'waitTimeout',
+  'renew',
+  'maxHold',
+  'onEvent',
+  'localHandOff',
+  'instanceId',
+  'telemetry',
+] as const;
 const MANAGER_KEYS = new Set<string>(DEFAULTS_KEYS);
 
 /**
@@ -53,7 +77,12 @@ export function assertLockNames(names: unknown, where: string): string | readonl
 }
 
 /** Checks a plain object with only known keys (undefined values count as absent). @internal */
-export function assertOptionsObject(options: unknown, known: ReadonlySet<string>, where: string, objectWhere: string): Record<string, unknown> {
+export function assertOptionsObject(
+  options: unknown,
+  known: ReadonlySet<string>,
+  where: string,
+  objectWhere: string,
+): Record<string, unknown> {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new LockOptionsError(optionMessage(objectWhere, 'options', expected.object, options));
   }
@@ -104,7 +133,10 @@ export function assertSupported(provider: LockProvider, name: string, options: R
  * `where` may be a function: it is called only to word an error, so a call
  * with good options does not build it.
  */
-export function assertCallOptions(options: unknown, where: string | (() => string)): asserts options is LockCallOptions | undefined {
+export function assertCallOptions(
+  options: unknown,
+  where: string | (() => string),
+): asserts options is LockCallOptions | undefined {
   if (options === undefined) return;
   if (typeof where === 'string') return checkCallOptions(options, where);
   try {
@@ -155,7 +187,9 @@ export function assertDefaults(o: Record<string, unknown>, where: string): void 
 }
 
 /** Checks the options of `new LockManager()`, without its `provider` and `logger`. */
-export function assertManagerOptions(options: unknown): asserts options is Omit<LockManagerOptions, 'provider' | 'logger'> {
+export function assertManagerOptions(
+  options: unknown,
+): asserts options is Omit<LockManagerOptions, 'provider' | 'logger'> {
   const where = optionPlaces.moduleOptions;
   assertDefaults(assertOptionsObject(options, MANAGER_KEYS, where, 'LockModule'), where);
 }

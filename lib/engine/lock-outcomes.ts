@@ -14,7 +14,8 @@ export const LOG_INTERVAL_MS = 60_000;
 
 /** What a store failure is keyed by in a log window: its cause, without the lock or key it hit. @internal */
 export function storeFailureKey(error: unknown): string {
-  const detail = error instanceof LockStoreError ? error.detail : error instanceof Error ? error.message : String(error);
+  const detail =
+    error instanceof LockStoreError ? error.detail : error instanceof Error ? error.message : String(error);
   return detail.replace(/ \(key ".*$/s, '');
 }
 
@@ -26,8 +27,12 @@ export function storeFailureKey(error: unknown): string {
  */
 export class LockOutcomes {
   /** A held lock is a normal outcome: one debug line per name and interval, then a count. */
-  private readonly heldSkips = new LogWindow(LOG_INTERVAL_MS, (name, n, s) => this.logger.debug(heldSummaryLog(name, 'skipped', n, s)));
-  private readonly heldThrows = new LogWindow(LOG_INTERVAL_MS, (name, n, s) => this.logger.debug(heldSummaryLog(name, 'refused', n, s)));
+  private readonly heldSkips = new LogWindow(LOG_INTERVAL_MS, (name, n, s) =>
+    this.logger.debug(heldSummaryLog(name, 'skipped', n, s)),
+  );
+  private readonly heldThrows = new LogWindow(LOG_INTERVAL_MS, (name, n, s) =>
+    this.logger.debug(heldSummaryLog(name, 'refused', n, s)),
+  );
   /** Store failures: one line per cause and interval, then a count. */
   private readonly storeFailures = new LogWindow(LOG_INTERVAL_MS, (key, n, s) =>
     this.logger.warn(storeFailuresSummaryLog(key.slice(key.indexOf(' ') + 1), n, s)),
@@ -52,7 +57,11 @@ export class LockOutcomes {
    * `answered` event with its outcome after it, both in the caller's async
    * context (so telemetry sees the caller's active span).
    */
-  watch<R>(req: LockRequest, take: () => MaybePromise<HeldLock | null>, then: (lock: HeldLock | null) => R): MaybePromise<R> {
+  watch<R>(
+    req: LockRequest,
+    take: () => MaybePromise<HeldLock | null>,
+    then: (lock: HeldLock | null) => R,
+  ): MaybePromise<R> {
     const started = now();
     if (req.wait) this.events.emit({ type: 'waiting', name: req.name, label: req.options.label });
     let lock: MaybePromise<HeldLock | null>;
@@ -85,7 +94,10 @@ export class LockOutcomes {
    * own events) or a path not taken emits nothing; a failure, `answered`
    * per name.
    */
-  watchMany(reqs: readonly LockRequest[], take: () => MaybePromise<HeldLock[] | null> | undefined): MaybePromise<HeldLock[] | null> | undefined {
+  watchMany(
+    reqs: readonly LockRequest[],
+    take: () => MaybePromise<HeldLock[] | null> | undefined,
+  ): MaybePromise<HeldLock[] | null> | undefined {
     const started = now();
     const answered = (locks: HeldLock[] | null | undefined, error?: unknown): void => {
       if (!locks && error === undefined) return;

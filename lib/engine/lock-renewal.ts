@@ -47,7 +47,8 @@ class RenewalBatch {
   private flush(): void {
     const all = this.pending;
     this.pending = [];
-    for (let i = 0; i < all.length; i += MAX_EXTEND_BATCH) this.send(all.length <= MAX_EXTEND_BATCH ? all : all.slice(i, i + MAX_EXTEND_BATCH));
+    for (let i = 0; i < all.length; i += MAX_EXTEND_BATCH)
+      this.send(all.length <= MAX_EXTEND_BATCH ? all : all.slice(i, i + MAX_EXTEND_BATCH));
   }
 
   private send(batch: Pending[]): void {
@@ -83,7 +84,10 @@ export class LockRenewals {
   private tickMs = 0;
 
   constructor(private readonly provider: LockProvider) {
-    this.batch = provider.extendMany === undefined ? undefined : new RenewalBatch(provider as LockProvider & Required<Pick<LockProvider, 'extendMany'>>);
+    this.batch =
+      provider.extendMany === undefined
+        ? undefined
+        : new RenewalBatch(provider as LockProvider & Required<Pick<LockProvider, 'extendMany'>>);
   }
 
   /** Sends the store call that renews a held lock, and tells `done` its answer (never synchronously). */

@@ -27,7 +27,15 @@ export class LockRequests {
   /** The request for `name` (checks that the store supports its `limit`/`mode`). */
   make(name: string, options: ResolvedCallOptions, scope: LockScope | undefined): LockRequest {
     if (options.limit !== undefined || options.mode !== undefined) assertSupported(this.provider, name, options);
-    return { name, key: this.keyOf(name), owner: this.ownerFor(options), options, wait: options.onHeld === 'wait', scope, requestedAt: now() };
+    return {
+      name,
+      key: this.keyOf(name),
+      owner: this.ownerFor(options),
+      options,
+      wait: options.onHeld === 'wait',
+      scope,
+      requestedAt: now(),
+    };
   }
 
   /** A new owner token for a request: naming its `instanceId` when it has one, else the manager's. */

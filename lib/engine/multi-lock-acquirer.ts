@@ -36,7 +36,11 @@ export class MultiLockAcquirer {
 
   /** `tryAcquire(names)`: every name at once, or `null`. */
   async tryAcquire(names: readonly string[], options: ResolvedCallOptions): Promise<MultiLock | null> {
-    const taken = await this.takeAll(names, options.onHeld === 'wait' ? { ...options, onHeld: 'throw' } : options, undefined);
+    const taken = await this.takeAll(
+      names,
+      options.onHeld === 'wait' ? { ...options, onHeld: 'throw' } : options,
+      undefined,
+    );
     return 'locks' in taken ? this.lock(taken.locks, undefined) : null;
   }
 
@@ -76,9 +80,16 @@ export class MultiLockAcquirer {
    * Takes `names` in one store call when it can, else in order; on a miss or
    * a failure, releases what it took. A wait's `waitTimeout` bounds the whole call.
    */
-  private async takeAll(names: readonly string[], options: ResolvedCallOptions, scope: LockScope | undefined): Promise<Taken> {
+  private async takeAll(
+    names: readonly string[],
+    options: ResolvedCallOptions,
+    scope: LockScope | undefined,
+  ): Promise<Taken> {
     const started = now();
-    const batch = names.length > 1 && this.ctx.provider.acquireMany ? this.takeMany(names.map((name) => this.requests.make(name, options, scope))) : undefined;
+    const batch =
+      names.length > 1 && this.ctx.provider.acquireMany
+        ? this.takeMany(names.map((name) => this.requests.make(name, options, scope)))
+        : undefined;
     const all = await batch;
     if (all) return { locks: all };
     const locks: HeldLock[] = [];
@@ -89,7 +100,9 @@ export class MultiLockAcquirer {
             ? { ...options, waitTimeout: Math.max(0, options.waitTimeout - (now() - started)) }
             : options;
         const req = this.requests.make(name, o, scope);
-        const taking = this.ctx.observed ? this.outcomes.watch(req, () => this.acquirer.take(req, asIs), asIs) : this.acquirer.take(req, asIs);
+        const taking = this.ctx.observed
+          ? this.outcomes.watch(req, () => this.acquirer.take(req, asIs), asIs)
+          : this.acquirer.take(req, asIs);
         const lock = await taking;
         if (!lock) {
           await releaseAll(locks);
@@ -110,7 +123,9 @@ export class MultiLockAcquirer {
    * at once, `undefined` when this path does not serve them (see {@link LockAcquirer.takeMany}). The store has `acquireMany`.
    */
   private takeMany(reqs: readonly LockRequest[]): MaybePromise<HeldLock[] | null> | undefined {
-    return this.ctx.observed ? this.outcomes.watchMany(reqs, () => this.acquirer.takeMany(reqs)) : this.acquirer.takeMany(reqs);
+    return this.ctx.observed
+      ? this.outcomes.watchMany(reqs, () => this.acquirer.takeMany(reqs))
+      : this.acquirer.takeMany(reqs);
   }
 }
 

@@ -7,7 +7,10 @@ import { isThenable } from '../contract/lock-provider.js';
  * or a native promise costs no `await`: one `then` on the section's promise.
  * `undefined` (skipped) answers `undefined` without running `fn`. @internal
  */
-export function runEntered<T>(entry: LockEntry | undefined, fn: (lock: LockHandle) => T | Promise<T>): Promise<T | undefined> {
+export function runEntered<T>(
+  entry: LockEntry | undefined,
+  fn: (lock: LockHandle) => T | Promise<T>,
+): Promise<T | undefined> {
   if (!entry) return Promise.resolve(undefined);
   let result: T | Promise<T>;
   try {
@@ -45,7 +48,10 @@ async function runAwaited<T>(entry: LockEntry, result: PromiseLike<T>): Promise<
 }
 
 /** {@link runEntered} once the lock is taken (the caller waited, or the store answers asynchronously). @internal */
-export async function runWhenEntered<T>(entering: Promise<LockEntry | undefined>, fn: (lock: LockHandle) => T | Promise<T>): Promise<T | undefined> {
+export async function runWhenEntered<T>(
+  entering: Promise<LockEntry | undefined>,
+  fn: (lock: LockHandle) => T | Promise<T>,
+): Promise<T | undefined> {
   const entry = await entering;
   if (!entry) return undefined;
   try {

@@ -1,4 +1,11 @@
-import { heldMessage, jobDelayedMessage, lostMessage, reentryMessage, storeFailedMessage, waitTimeoutMessage } from './lock.messages.js';
+import {
+  heldMessage,
+  jobDelayedMessage,
+  lostMessage,
+  reentryMessage,
+  storeFailedMessage,
+  waitTimeoutMessage,
+} from './lock.messages.js';
 
 /**
  * The base class of every error this library throws. Catch `LockError` to

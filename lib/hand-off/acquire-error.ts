@@ -19,7 +19,10 @@ export function acquireError(events: HandOffEvents, name: string, err: unknown):
       ? new LockStoreError(err.operation, err.detail, { lockName: name, cause: err.cause ?? err })
       : err instanceof LockError
         ? err
-        : new LockStoreError('acquire', err instanceof Error ? err.message : String(err), { lockName: name, cause: err });
+        : new LockStoreError('acquire', err instanceof Error ? err.message : String(err), {
+            lockName: name,
+            cause: err,
+          });
   if (events.observed) events.emit({ type: 'store-error', name, operation: 'acquire', error });
   return error;
 }

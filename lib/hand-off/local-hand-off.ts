@@ -78,7 +78,8 @@ export class LocalHandOff {
     const provider = this.provider;
     if (provider.acquireMany === undefined || reqs.length < 2) return undefined;
     const cohorts = this.cohorts;
-    if (reqs.some(({ key, options: o }) => o.limit !== undefined || o.mode !== undefined || cohorts?.get(key)?.busy)) return undefined;
+    if (reqs.some(({ key, options: o }) => o.limit !== undefined || o.mode !== undefined || cohorts?.get(key)?.busy))
+      return undefined;
     // A wait counts at the store in each key's cohort, as a single wait does: callers of this process that come meanwhile queue here.
     const atStore = reqs[0].wait && cohorts ? reqs.map((req) => this.cohortFor(cohorts, req.key)) : undefined;
     atStore?.forEach((cohort) => cohort.toStore());
@@ -89,7 +90,9 @@ export class LocalHandOff {
     let grants: MaybePromise<LockGrant[] | null>;
     try {
       // A wait's grants reserve blocks for the callers of this process that come next, as a single wait's do.
-      grants = provider.acquireMany(reqs.map((req) => ({ key: req.key, owner: req.owner, ttl: req.options.ttl, fences: atStore && FENCE_BLOCK })));
+      grants = provider.acquireMany(
+        reqs.map((req) => ({ key: req.key, owner: req.owner, ttl: req.options.ttl, fences: atStore && FENCE_BLOCK })),
+      );
     } catch (err) {
       throw failed(err);
     }
@@ -116,7 +119,12 @@ export class LocalHandOff {
     if (cohort instanceof PermitCohort) {
       const next = cohort.handOver(hold, leaseLeftMs);
       if (next === undefined) return false;
-      const missed = transferPermit(this.provider, this.events, { waiter: next.waiter, from: hold, cohort, turn: next.turn });
+      const missed = transferPermit(this.provider, this.events, {
+        waiter: next.waiter,
+        from: hold,
+        cohort,
+        turn: next.turn,
+      });
       if (isThenable(missed)) void missed.then((waiter) => waiter && this.sendToStore(waiter, cohort));
       else if (missed) this.sendToStore(missed, cohort);
       return true;
@@ -130,7 +138,15 @@ export class LocalHandOff {
     // The store's lease as it is: it ends when the holder's did (leaseLeftMs was measured a moment earlier).
     const at = now();
     const leaseMs = Math.min(leaseLeftMs, lease.leaseEnd - at);
-    waiter.settle({ fencingToken, queued: true, leaseStartedAt: at, leaseMs, owner: hold.owner, hold: handed, heldUntil: lease.heldUntil });
+    waiter.settle({
+      fencingToken,
+      queued: true,
+      leaseStartedAt: at,
+      leaseMs,
+      owner: hold.owner,
+      hold: handed,
+      heldUntil: lease.heldUntil,
+    });
     return true;
   }
 
@@ -179,7 +195,8 @@ export class LocalHandOff {
   private cohortOf(req: HandOffRequest): Cohort | undefined {
     const { limit, mode } = req.options;
     if (mode !== undefined) return undefined;
-    if (limit === undefined) return this.cohorts && (req.wait ? this.cohortFor(this.cohorts, req.key) : this.cohorts.get(req.key));
+    if (limit === undefined)
+      return this.cohorts && (req.wait ? this.cohortFor(this.cohorts, req.key) : this.cohorts.get(req.key));
     let permits = this.permits?.get(req.key);
     if (!permits && req.wait && this.permits) this.permits.set(req.key, (permits = new PermitCohort(req.key, limit)));
     return permits?.limit === limit ? permits : undefined;
@@ -251,7 +268,10 @@ export class LocalHandOff {
     waiter.done();
     const req = waiter.request;
     const o = req.options;
-    const asked = o.waitTimeout === undefined ? req : { ...req, options: { ...o, waitTimeout: Math.max(0, o.waitTimeout - (now() - req.requestedAt)) } };
+    const asked =
+      o.waitTimeout === undefined
+        ? req
+        : { ...req, options: { ...o, waitTimeout: Math.max(0, o.waitTimeout - (now() - req.requestedAt)) } };
     try {
       const grant = this.ask(asked, cohort);
       if (isThenable(grant)) grant.then((g) => waiter.settle(queuedHere(g)), waiter.fail);

@@ -73,7 +73,8 @@ export class PermitCohort<W extends CohortWaiter, H extends CohortHolder> extend
   handOver(from: H, leaseLeftMs: number): NextPermitHolder<W> | undefined {
     const turn = this.turns.get(from);
     const next = this.line.first;
-    if (turn === undefined || next === undefined || next.seq >= turn.end || turn.left <= 0 || !(leaseLeftMs > 0)) return undefined;
+    if (turn === undefined || next === undefined || next.seq >= turn.end || turn.left <= 0 || !(leaseLeftMs > 0))
+      return undefined;
     this.turns.delete(from);
     this.line.shift();
     this.moving++;

@@ -10,7 +10,16 @@ import type { LockAcquireRequest } from '../contract/lock-provider.js';
 export function storeRequest(req: HandOffRequest, fences: number | undefined): LockAcquireRequest {
   const o = req.options;
   if (o.limit === undefined && o.mode === undefined) {
-    return { key: req.key, owner: req.owner, ttl: o.ttl, wait: req.wait, waitTimeout: o.waitTimeout, signal: o.signal, fences, renews: o.renew };
+    return {
+      key: req.key,
+      owner: req.owner,
+      ttl: o.ttl,
+      wait: req.wait,
+      waitTimeout: o.waitTimeout,
+      signal: o.signal,
+      fences,
+      renews: o.renew,
+    };
   }
   const request: { -readonly [K in keyof LockAcquireRequest]: LockAcquireRequest[K] } = {
     key: req.key,

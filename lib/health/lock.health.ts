@@ -49,7 +49,10 @@ export class LockHealthIndicator {
     try {
       const roundTripMs = await this.provider.ping();
       const problems = this.provider.setupCheck?.().problems ?? [];
-      const up: { store: string; roundTripMs: number; warnings?: string[] } = { store: this.provider.kind, roundTripMs: Math.round(roundTripMs * 100) / 100 };
+      const up: { store: string; roundTripMs: number; warnings?: string[] } = {
+        store: this.provider.kind,
+        roundTripMs: Math.round(roundTripMs * 100) / 100,
+      };
       if (problems.length > 0) up.warnings = [...problems];
       return indicator.up(up);
     } catch (err) {

@@ -34,7 +34,10 @@ export interface InspectionSource {
  * view, completed with what this process knows of its own locks (grant time,
  * exact fencing token, label, local waiters). Owner tokens stay inside. @internal
  */
-export async function inspectLocks(source: InspectionSource, options: LockInspectOptions = {}): Promise<LockInspection> {
+export async function inspectLocks(
+  source: InspectionSource,
+  options: LockInspectOptions = {},
+): Promise<LockInspection> {
   const limit = options.limit ?? DEFAULT_INSPECT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_INSPECT_LIMIT) {
     throw new LockOptionsError(optionMessage('inspect()', 'limit', expected.integerFrom1To(MAX_INSPECT_LIMIT), limit));
@@ -62,9 +65,15 @@ export async function inspectLocks(source: InspectionSource, options: LockInspec
       label: local?.label,
       fencingToken: local?.fencingToken ?? stored.fencingToken,
       leaseRemainingMs: Math.max(0, Math.round(stored.remainingMs)),
-      heldSince: local ? new Date(wallNow - (perfNow - local.acquiredAt)) : stored.heldSince === undefined ? undefined : new Date(stored.heldSince),
+      heldSince: local
+        ? new Date(wallNow - (perfNow - local.acquiredAt))
+        : stored.heldSince === undefined
+          ? undefined
+          : new Date(stored.heldSince),
       waiters: stored.waiters + source.localWaiters(stored.key),
     };
   });
-  return page.cursor === undefined ? { store: provider.kind, locks } : { store: provider.kind, locks, cursor: page.cursor };
+  return page.cursor === undefined
+    ? { store: provider.kind, locks }
+    : { store: provider.kind, locks, cursor: page.cursor };
 }

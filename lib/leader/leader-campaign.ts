@@ -127,7 +127,10 @@ export class LeaderCampaign implements Campaign {
     if (loop) {
       // A method that ignores its signal must not hold shutdown forever: after one lease, the name is released anyway.
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = await Promise.race([loop.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.ttl)))]);
+      const late = await Promise.race([
+        loop.then(() => false),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.ttl))),
+      ]);
       clearTimeout(timer);
       if (late) {
         this.logger.warn(leaderIgnoredShutdownLog(this.name, this.ttl));
@@ -142,7 +145,11 @@ export class LeaderCampaign implements Campaign {
     while (!this.stopped) {
       let lock: HeldLock | null;
       try {
-        lock = await this.engine.acquireAs(this.lockName, this.instanceId, { ttl: this.ttl, renew: true, signal: this.stopper.signal });
+        lock = await this.engine.acquireAs(this.lockName, this.instanceId, {
+          ttl: this.ttl,
+          renew: true,
+          signal: this.stopper.signal,
+        });
       } catch (err) {
         if (this.stopped) return;
         if (!(err instanceof LockStoreError) && err instanceof LockError) {
@@ -181,7 +188,13 @@ export class LeaderCampaign implements Campaign {
       watch,
     });
     this.term = term;
-    if (this.engine.observed) this.engine.emit({ type: 'elected', name: this.name, fencingToken: lock.fencingToken, instanceId: this.instanceId });
+    if (this.engine.observed)
+      this.engine.emit({
+        type: 'elected',
+        name: this.name,
+        fencingToken: lock.fencingToken,
+        instanceId: this.instanceId,
+      });
     this.logger.debug(electedLog(this.instanceId, this.name, lock.fencingToken));
     const run = this.options.run;
     if (run) {
@@ -213,7 +226,14 @@ export class LeaderCampaign implements Campaign {
   }
 
   private ended(term: LeaderTerm, reason: LeadershipEndReason, detail: string): void {
-    if (this.engine.observed) this.engine.emit({ type: 'resigned', name: this.name, fencingToken: term.fencingToken, heldMs: now() - term.startedAt, reason });
+    if (this.engine.observed)
+      this.engine.emit({
+        type: 'resigned',
+        name: this.name,
+        fencingToken: term.fencingToken,
+        heldMs: now() - term.startedAt,
+        reason,
+      });
     if (reason === 'lost') this.logger.warn(leadershipLostLog(this.name, term.fencingToken, detail));
     else this.logger.debug(leadershipEndedLog(this.name, term.fencingToken, detail));
   }

@@ -5,7 +5,13 @@ import { silentLogger, type LockLogger } from '../contract/lock-logger.interface
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { campaignAfterStopMessage, noHolderMessage, secondCampaignMessage } from '../errors/lock.messages.js';
 import { LeaderCampaign, type Campaign } from './leader-campaign.js';
-import { DEFAULT_LEADER_RETRY_DELAY, DEFAULT_LEADER_TTL, LEADER_LOCK_PREFIX, type CampaignOptions, type LeaderInfo } from './leader-options.interface.js';
+import {
+  DEFAULT_LEADER_RETRY_DELAY,
+  DEFAULT_LEADER_TTL,
+  LEADER_LOCK_PREFIX,
+  type CampaignOptions,
+  type LeaderInfo,
+} from './leader-options.interface.js';
 import { assertInstanceId, assertLeaderName, assertLeaderOptions } from './leader-options.validation.js';
 import type { Leadership } from './leadership.js';
 
@@ -45,7 +51,8 @@ export class LeaderElection {
     readonly locks: LockManager,
     options: LeaderElectionOptions = {},
   ) {
-    this.instanceId = options.instanceId === undefined ? defaultInstanceId() : assertInstanceId(options.instanceId, 'LeaderElection');
+    this.instanceId =
+      options.instanceId === undefined ? defaultInstanceId() : assertInstanceId(options.instanceId, 'LeaderElection');
     this.logger = options.logger ?? silentLogger;
     this.engine = locks.engine;
   }
@@ -67,7 +74,11 @@ export class LeaderElection {
     const campaign = new LeaderCampaign({
       name,
       instanceId: options?.instanceId ?? this.instanceId,
-      options: { ...options, ttl: options?.ttl ?? DEFAULT_LEADER_TTL, retryDelay: options?.retryDelay ?? DEFAULT_LEADER_RETRY_DELAY },
+      options: {
+        ...options,
+        ttl: options?.ttl ?? DEFAULT_LEADER_TTL,
+        retryDelay: options?.retryDelay ?? DEFAULT_LEADER_RETRY_DELAY,
+      },
       engine: this.engine,
       logger: this.logger,
       onStopped: (c) => {
@@ -100,7 +111,12 @@ export class LeaderElection {
     const own = this.campaigns.get(name);
     const term = own?.currentTerm;
     if (own && term?.leading) {
-      return { name, instanceId: own.instanceId, self: true, remainingMs: Math.max(0, term.lock.leaseEnd - performance.now()) };
+      return {
+        name,
+        instanceId: own.instanceId,
+        self: true,
+        remainingMs: Math.max(0, term.lock.leaseEnd - performance.now()),
+      };
     }
     const provider = this.engine.provider;
     if (typeof provider.holder !== 'function') {

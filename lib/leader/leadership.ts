@@ -134,7 +134,13 @@ export class LeaderTerm implements Leadership {
     if (this.reason !== undefined) return;
     const t = now();
     if (t >= this.deadline) {
-      this.end('lost', leadershipEndDetails.notRenewed(Math.round(t - (this.lock.leaseEnd - this.margin * 4)), Math.round(this.margin)));
+      this.end(
+        'lost',
+        leadershipEndDetails.notRenewed(
+          Math.round(t - (this.lock.leaseEnd - this.margin * 4)),
+          Math.round(this.margin),
+        ),
+      );
     }
   }
 

@@ -14,7 +14,11 @@ export class LockGraphQLError extends Error {
   constructor(payload: LockErrorPayload) {
     super(payload.message);
     this.name = 'LockGraphQLError';
-    this.extensions = { code: payload.error.toUpperCase().replace(/\W+/g, '_'), status: payload.status, lock: payload.lock };
+    this.extensions = {
+      code: payload.error.toUpperCase().replace(/\W+/g, '_'),
+      status: payload.status,
+      lock: payload.lock,
+    };
     this.stack = `${this.name}: ${this.message}`;
   }
 }

@@ -52,6 +52,8 @@ export class HandlerContextInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     // Subscribe inside run(): Nest calls the pipes and the method when its handle() is subscribed.
-    return new Observable((subscriber) => this.contexts.run(this.handler, context, () => next.handle().subscribe(subscriber)));
+    return new Observable((subscriber) =>
+      this.contexts.run(this.handler, context, () => next.handle().subscribe(subscriber)),
+    );
   }
 }

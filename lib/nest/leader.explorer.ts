@@ -21,12 +21,17 @@ export class LeaderExplorer implements OnApplicationBootstrap {
   onApplicationBootstrap(): void {
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const prototype = (wrapper.metatype as { prototype?: object } | undefined)?.prototype;
-      const instance = wrapper.isDependencyTreeStatic() ? (wrapper.instance as Record<string, unknown> | undefined) : undefined;
+      const instance = wrapper.isDependencyTreeStatic()
+        ? (wrapper.instance as Record<string, unknown> | undefined)
+        : undefined;
       const source = instance && typeof instance === 'object' ? Object.getPrototypeOf(instance) : prototype;
       if (!source || typeof source !== 'object') continue;
       for (const method of this.scanner.getAllMethodNames(source)) {
         const fn = (source as Record<string, unknown>)[method];
-        const meta = typeof fn === 'function' ? (Reflect.getMetadata(LEADER_METADATA, fn) as LeaderMetadata | undefined) : undefined;
+        const meta =
+          typeof fn === 'function'
+            ? (Reflect.getMetadata(LEADER_METADATA, fn) as LeaderMetadata | undefined)
+            : undefined;
         if (!meta) continue;
         if (!instance || typeof instance !== 'object') {
           throw new LockOptionsError(scopedLeaderMessage(meta.name, String(wrapper.name), method));

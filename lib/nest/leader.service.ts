@@ -35,7 +35,10 @@ export class LeaderService implements OnModuleDestroy {
   private readonly election: LeaderElection;
 
   constructor(locks: LockService, @Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions) {
-    this.election = new LeaderElection(locks.manager, { instanceId: options?.instanceId, logger: new Logger(LeaderService.name) });
+    this.election = new LeaderElection(locks.manager, {
+      instanceId: options?.instanceId,
+      logger: new Logger(LeaderService.name),
+    });
   }
 
   /** This replica's id, as other replicas see it (the module's `instanceId`, default `<hostname>:<pid>`). */

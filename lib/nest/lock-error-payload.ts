@@ -18,6 +18,10 @@ export interface LockErrorPayload {
 }
 
 /** The payload of an answer with `status` and `message` to a caller of `exception`'s lock. @internal */
-export function lockErrorPayload(exception: LockAcquireError | LockStoreError, status: number, message: string): LockErrorPayload {
+export function lockErrorPayload(
+  exception: LockAcquireError | LockStoreError,
+  status: number,
+  message: string,
+): LockErrorPayload {
   return { status, error: reasonPhrase(status), message, lock: exception.lockName };
 }

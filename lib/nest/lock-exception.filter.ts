@@ -65,7 +65,9 @@ export class LockExceptionFilter implements ExceptionFilter<LockAcquireError | L
   private readonly storeStatus: number;
   private readonly detailedStoreErrors: boolean;
   /** Store failures answered: the cause logged once per interval, the repeats counted. */
-  private readonly storeFailures = new LogWindow(LOG_INTERVAL_MS, (cause, n, s) => logger.warn(storeFailuresSummaryLog(cause, n, s)));
+  private readonly storeFailures = new LogWindow(LOG_INTERVAL_MS, (cause, n, s) =>
+    logger.warn(storeFailuresSummaryLog(cause, n, s)),
+  );
 
   constructor(@Optional() @Inject(LOCK_EXCEPTION_FILTER_OPTIONS) options?: LockExceptionFilterOptions) {
     this.heldStatus = options?.heldStatus ?? 409;
@@ -94,8 +96,13 @@ export class LockExceptionFilter implements ExceptionFilter<LockAcquireError | L
   private payload(exception: LockAcquireError | LockStoreError): LockErrorPayload {
     const held = exception instanceof LockAcquireError;
     const status = held ? this.heldStatus : this.storeStatus;
-    if (!held && this.storeFailures.first(storeFailureKey(exception))) logger.warn(storeFailureAnsweredLog(status, exception.message));
-    return lockErrorPayload(exception, status, held || this.detailedStoreErrors ? exception.message : storeUnavailableMessage(exception.lockName));
+    if (!held && this.storeFailures.first(storeFailureKey(exception)))
+      logger.warn(storeFailureAnsweredLog(status, exception.message));
+    return lockErrorPayload(
+      exception,
+      status,
+      held || this.detailedStoreErrors ? exception.message : storeUnavailableMessage(exception.lockName),
+    );
   }
 }
 

@@ -22,7 +22,12 @@ export function assertModuleOptions(options: unknown): asserts options is LockMo
   if (options === undefined) return;
   const o = assertOptionsObject(options, MODULE_KEYS, where, 'LockModule');
   assertDefaults(o, where);
-  if (o.verifyOnBoot !== undefined && o.verifyOnBoot !== false && o.verifyOnBoot !== 'warn' && o.verifyOnBoot !== 'fail') {
+  if (
+    o.verifyOnBoot !== undefined &&
+    o.verifyOnBoot !== false &&
+    o.verifyOnBoot !== 'warn' &&
+    o.verifyOnBoot !== 'fail'
+  ) {
     throw new LockOptionsError(optionMessage(where, 'verifyOnBoot', expected.warnFailOrFalse, o.verifyOnBoot));
   }
   assertStoreOptions(o, where);

@@ -1,6 +1,11 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ConfigurableLockModule, LOCK_ASYNC_OPTIONS_TYPE, LOCK_MODULE_OPTIONS, LOCK_OPTIONS_TYPE } from './lock.module-definition.js';
+import {
+  ConfigurableLockModule,
+  LOCK_ASYNC_OPTIONS_TYPE,
+  LOCK_MODULE_OPTIONS,
+  LOCK_OPTIONS_TYPE,
+} from './lock.module-definition.js';
 import { LockProvider } from '../contract/lock-provider.js';
 import type { LockModuleOptions } from './lock-module-options.interface.js';
 import { assertModuleOptions } from './lock-module-options.validation.js';
@@ -47,7 +52,8 @@ import { LeaderService } from './leader.service.js';
     {
       provide: SHARES_APP_CONNECTION,
       inject: [ModuleLockStore, LockProvider, LOCK_MODULE_OPTIONS],
-      useFactory: (store: ModuleLockStore, provider: LockProvider, options: LockModuleOptions) => store.sharesAppConnection(provider, options ?? {}),
+      useFactory: (store: ModuleLockStore, provider: LockProvider, options: LockModuleOptions) =>
+        store.sharesAppConnection(provider, options ?? {}),
     },
     LockService,
     LeaderService,
@@ -58,9 +64,13 @@ import { LeaderService } from './leader.service.js';
 export class LockModule extends ConfigurableLockModule {
   /** Registers the module with static options (validated now). */
   static forRoot(options: typeof LOCK_OPTIONS_TYPE = {}): DynamicModule {
-    assertModuleOptions(options === null || typeof options !== 'object' ? options : { ...options, isGlobal: undefined });
+    assertModuleOptions(
+      options === null || typeof options !== 'object' ? options : { ...options, isGlobal: undefined },
+    );
     if (options.isGlobal !== undefined && typeof options.isGlobal !== 'boolean') {
-      throw new LockOptionsError(optionMessage(optionPlaces.moduleOptions, 'isGlobal', expected.boolean, options.isGlobal));
+      throw new LockOptionsError(
+        optionMessage(optionPlaces.moduleOptions, 'isGlobal', expected.boolean, options.isGlobal),
+      );
     }
     return super.forRoot(options);
   }
@@ -74,7 +84,8 @@ export class LockModule extends ConfigurableLockModule {
 
 /** The options provider of `forRootAsync`, checking what its factory resolves. */
 function checkedWhenResolved(provider: Provider): Provider {
-  if (typeof provider !== 'object' || provider.provide !== LOCK_MODULE_OPTIONS || !('useFactory' in provider)) return provider;
+  if (typeof provider !== 'object' || provider.provide !== LOCK_MODULE_OPTIONS || !('useFactory' in provider))
+    return provider;
   const build = provider.useFactory;
   return {
     ...provider,

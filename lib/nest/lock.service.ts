@@ -19,7 +19,13 @@ import type { LockCallOptions } from '../contract/lock-options.interface.js';
 import type { LockEvent } from '../contract/lock-events.interface.js';
 import type { LockInspectOptions, LockInspection } from '../inspection/inspected-lock.interface.js';
 import { LockStoreError } from '../errors/lock.errors.js';
-import { bootCheckFailedDetail, bootCheckFailedLog, inMemoryInProductionLog, setupRefusedBootDetail, storeOperations } from '../errors/lock.messages.js';
+import {
+  bootCheckFailedDetail,
+  bootCheckFailedLog,
+  inMemoryInProductionLog,
+  setupRefusedBootDetail,
+  storeOperations,
+} from '../errors/lock.messages.js';
 import { InMemoryLockProvider } from '../stores/memory/in-memory-lock.provider.js';
 
 let warnedInMemoryInProduction = false;
@@ -86,7 +92,10 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * handle yourself (in `finally`). Several names: all of them, or none.
    * @throws {LockStoreError} when the store fails.
    */
-  tryAcquire(name: string | readonly string[], options?: Omit<LockCallOptions, 'onHeld' | 'waitTimeout'>): Promise<LockHandle | null> {
+  tryAcquire(
+    name: string | readonly string[],
+    options?: Omit<LockCallOptions, 'onHeld' | 'waitTimeout'>,
+  ): Promise<LockHandle | null> {
     return this.manager.tryAcquire(name, options);
   }
 
@@ -113,7 +122,11 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * await locks.withLock([`account:${from}`, `account:${to}`], () => transfer(from, to, amount), { onHeld: 'wait' });
    * ```
    */
-  withLock<T>(name: string | readonly string[], fn: (lock: LockHandle) => T | Promise<T>, options?: LockCallOptions): Promise<T | undefined> {
+  withLock<T>(
+    name: string | readonly string[],
+    fn: (lock: LockHandle) => T | Promise<T>,
+    options?: LockCallOptions,
+  ): Promise<T | undefined> {
     return this.manager.withLock(name, fn, options);
   }
 

@@ -4,7 +4,12 @@ import type { LockEngine } from '../engine/lock-engine.interface.js';
 import type { ResolvedCallOptions } from '../engine/resolved-call-options.js';
 import type { MaybePromise } from '../contract/lock-provider.js';
 import { LockStoreError } from '../errors/lock.errors.js';
-import { scheduledFailOpenLog, scheduledShutdownLog, scheduledSkippedLog, callerlessKinds } from '../errors/lock.messages.js';
+import {
+  scheduledFailOpenLog,
+  scheduledShutdownLog,
+  scheduledSkippedLog,
+  callerlessKinds,
+} from '../errors/lock.messages.js';
 
 /** How a decorated method is to be locked. @internal */
 export interface LockedInvocation {
@@ -57,7 +62,11 @@ export function invokeLocked(engine: LockEngine, lock: LockedInvocation, call: M
   );
 }
 
-async function invokeAsync(engine: LockEngine, lock: LockedInvocation, { instance, method, args }: MethodCall): Promise<unknown> {
+async function invokeAsync(
+  engine: LockEngine,
+  lock: LockedInvocation,
+  { instance, method, args }: MethodCall,
+): Promise<unknown> {
   const entry = await enterFor(engine, lock);
   if (!entry) return undefined;
   if (entry === RUN_UNLOCKED) return method.apply(instance, args);

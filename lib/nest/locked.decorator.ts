@@ -36,8 +36,11 @@ export type LockNameFactory = (...args: any[]) => string | readonly string[];
  * `undefined` for any other call (a cron tick, an event listener, a call from
  * another provider or a test), so the function must handle it.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as LockNameFactory: the method's own typed arguments follow the context
-export type LockContextNameFactory = (context: ExecutionContext | undefined, ...args: any[]) => string | readonly string[];
+export type LockContextNameFactory = (
+  context: ExecutionContext | undefined,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as LockNameFactory: the method's own typed arguments follow the context
+  ...args: any[]
+) => string | readonly string[];
 
 /** Options of {@link Locked}. */
 export interface LockedOptions extends Omit<LockCallOptions, 'signal'> {
@@ -132,7 +135,10 @@ const handlerContexts = new HandlerContexts();
  * build(@Payload() data: { tenant: string }) { ... }
  * ```
  */
-export function Locked(name?: string | readonly string[] | LockNameFactory | LockedOptions, options?: Omit<LockedOptions, 'name'>): MethodDecorator {
+export function Locked(
+  name?: string | readonly string[] | LockNameFactory | LockedOptions,
+  options?: Omit<LockedOptions, 'name'>,
+): MethodDecorator {
   const merged: LockedOptions =
     name === undefined || typeof name === 'string' || typeof name === 'function' || Array.isArray(name)
       ? { ...options, name: name as LockedOptions['name'] }
@@ -152,17 +158,20 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
     const { name: givenName, nameFromContext, jobDelay, ...callOptions } = merged;
     if (nameFromContext !== undefined) {
       if (givenName !== undefined) throw new LockOptionsError(nameWithNameFromContextMessage(where));
-      if (typeof nameFromContext !== 'function') throw new LockOptionsError(optionMessage(where, 'nameFromContext', expected.function, nameFromContext));
+      if (typeof nameFromContext !== 'function')
+        throw new LockOptionsError(optionMessage(where, 'nameFromContext', expected.function, nameFromContext));
     }
     const given = givenName ?? `${className}.${String(propertyKey)}`;
     if (jobDelay !== undefined) {
       assertJobDelay(jobDelay, where);
-      if (callOptions.onHeld !== undefined) throw new LockOptionsError(jobDelayWithOnHeldMessage(where, String(callOptions.onHeld)));
+      if (callOptions.onHeld !== undefined)
+        throw new LockOptionsError(jobDelayWithOnHeldMessage(where, String(callOptions.onHeld)));
       callOptions.onHeld = 'throw';
     }
     // A static name list in its canonical order (sorted, without duplicates), once.
     const withContext = nameFromContext !== undefined;
-    const lockName: string | readonly string[] | LockNameFactory = nameFromContext ?? (typeof given === 'function' ? given : assertLockNames(given, where));
+    const lockName: string | readonly string[] | LockNameFactory =
+      nameFromContext ?? (typeof given === 'function' ? given : assertLockNames(given, where));
     assertCallOptions(callOptions, where);
     const LOCK_SERVICE = injectLockService(target, className, String(propertyKey));
     /** Whether this method's names were already found suspicious (warned once per method). */
@@ -172,9 +181,20 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
 
     const original = descriptor.value as (...args: unknown[]) => unknown;
     const observable = Reflect.getMetadata?.('design:returntype', target, propertyKey) === Observable;
-    let resolved: { service: LockService; engine: LockEngine; options: LockedInvocation['options']; callerless: CallerlessKind | undefined } | undefined;
+    let resolved:
+      | {
+          service: LockService;
+          engine: LockEngine;
+          options: LockedInvocation['options'];
+          callerless: CallerlessKind | undefined;
+        }
+      | undefined;
 
-    const lockedCall = (self: Record<symbol, unknown> | undefined, args: unknown[], context: ExecutionContext | undefined): unknown => {
+    const lockedCall = (
+      self: Record<symbol, unknown> | undefined,
+      args: unknown[],
+      context: ExecutionContext | undefined,
+    ): unknown => {
       const service = self?.[LOCK_SERVICE];
       if (!(service instanceof LockService)) {
         const error = new LockOptionsError(noLockServiceMessage(where));
@@ -183,7 +203,10 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
       let name: string | readonly string[];
       try {
         if (jobDelay !== undefined) assertJobCall(args, where);
-        name = typeof lockName === 'function' ? nameFrom(lockName, withContext ? [context, ...args] : args, where, withContext) : lockName;
+        name =
+          typeof lockName === 'function'
+            ? nameFrom(lockName, withContext ? [context, ...args] : args, where, withContext)
+            : lockName;
       } catch (err) {
         return observable ? new Observable((s) => s.error(err)) : Promise.reject(err);
       }
@@ -191,7 +214,8 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
       if (resolved?.service !== service) {
         // Read lazily: @Cron or @OnEvent above @Locked adds its metadata to the wrapper after this decorator ran.
         const callerless = callerlessKind(wrapper);
-        const opts = callerless && callOptions.onHeld === undefined ? { ...callOptions, onHeld: 'skip' as const } : callOptions;
+        const opts =
+          callerless && callOptions.onHeld === undefined ? { ...callOptions, onHeld: 'skip' as const } : callOptions;
         const engine = service.manager.engine;
         resolved = { service, engine, options: engine.resolve(opts), callerless };
       }
@@ -202,7 +226,8 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
       );
       if (jobDelay === undefined) return result;
       return (result as Promise<unknown>).catch((err: unknown) => {
-        if (err instanceof LockAcquireError && err.reason === 'held') return delayHeldJob(args, err.lockName ?? String(name), jobDelay);
+        if (err instanceof LockAcquireError && err.reason === 'held')
+          return delayHeldJob(args, err.lockName ?? String(name), jobDelay);
         throw err;
       });
     };
@@ -213,7 +238,9 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
       : function (this: Record<symbol, unknown> | undefined, ...args: unknown[]): unknown {
           // Nest's context for its call of this handler; the method runs without it, so what it calls does not see it.
           const context = handlerContexts.contextOf(wrapper);
-          return context === undefined ? lockedCall(this, args, undefined) : handlerContexts.without(() => lockedCall(this, args, context));
+          return context === undefined
+            ? lockedCall(this, args, undefined)
+            : handlerContexts.without(() => lockedCall(this, args, context));
         };
 
     // Carry over what decorators below this one attached to the original function.
@@ -225,18 +252,26 @@ export function Locked(name?: string | readonly string[] | LockNameFactory | Loc
 
     const locked = { ...descriptor, value: wrapper };
     // Only for nameFromContext: an interceptor that records the handler call's ExecutionContext (no lock in it).
-    if (withContext) UseInterceptors(new HandlerContextInterceptor(handlerContexts, wrapper))(target, propertyKey, locked);
+    if (withContext)
+      UseInterceptors(new HandlerContextInterceptor(handlerContexts, wrapper))(target, propertyKey, locked);
     return locked;
   };
 }
 
-function nameFrom(factory: LockNameFactory, args: unknown[], where: string, withContext: boolean): string | readonly string[] {
+function nameFrom(
+  factory: LockNameFactory,
+  args: unknown[],
+  where: string,
+  withContext: boolean,
+): string | readonly string[] {
   let name: unknown;
   try {
     name = factory(...args);
   } catch (err) {
     const cause = err instanceof Error ? err.message : String(err);
-    throw new LockOptionsError((withContext ? nameFromContextThrewMessage : nameFunctionThrewMessage)(where, cause), { cause: err });
+    throw new LockOptionsError((withContext ? nameFromContextThrewMessage : nameFunctionThrewMessage)(where, cause), {
+      cause: err,
+    });
   }
   return assertLockNames(name, optionPlaces.nameFunction(where));
 }
@@ -253,5 +288,7 @@ function warnSuspicious(names: string | readonly string[], where: string): boole
 }
 
 function invalidArguments(name: unknown, options: unknown): never {
-  throw new LockOptionsError(invalidLockedArgumentsMessage(name === null ? 'null' : typeof name, options !== undefined));
+  throw new LockOptionsError(
+    invalidLockedArgumentsMessage(name === null ? 'null' : typeof name, options !== undefined),
+  );
 }

@@ -1,6 +1,11 @@
 import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError } from '../errors/lock.errors.js';
-import type { IovalkeyClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './redis/redis-lock-provider.interface.js';
+import type {
+  IovalkeyClient,
+  NodeRedisClient,
+  NodeRedisCluster,
+  NodeRedisSentinel,
+} from './redis/redis-lock-provider.interface.js';
 import {
   connectionUrlMessage,
   describeValue,
@@ -31,7 +36,13 @@ const isObjectWith = (value: unknown, method: string): boolean =>
 /** An ioredis `Redis` or `Cluster` client, also from another copy of ioredis (or iovalkey, its fork). */
 export function isIoredisClient(value: unknown): boolean {
   const v = value as { evalsha?: unknown; duplicate?: unknown; status?: unknown } | null;
-  return v !== null && typeof v === 'object' && typeof v.evalsha === 'function' && typeof v.duplicate === 'function' && typeof v.status === 'string';
+  return (
+    v !== null &&
+    typeof v === 'object' &&
+    typeof v.evalsha === 'function' &&
+    typeof v.duplicate === 'function' &&
+    typeof v.status === 'string'
+  );
 }
 
 /** The node-redis classes the store takes: `createClient()` and `createCluster()`. */
@@ -64,9 +75,14 @@ const CLIENT_METHODS = ['connect', 'sendCommand', 'evalsha', 'evalSha', 'get', '
 function nodeRedisClass(value: unknown): string | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const v = value as { evalSha?: unknown; sendCommand?: unknown; isOpen?: unknown };
-  if (typeof v.evalSha !== 'function' || typeof v.sendCommand !== 'function' || typeof v.isOpen !== 'boolean') return undefined;
+  if (typeof v.evalSha !== 'function' || typeof v.sendCommand !== 'function' || typeof v.isOpen !== 'boolean')
+    return undefined;
   // createClient() returns an instance of a generated subclass named `Class`: name the node-redis class it extends.
-  for (let p = Object.getPrototypeOf(value) as object | null; p !== null; p = Object.getPrototypeOf(p) as object | null) {
+  for (
+    let p = Object.getPrototypeOf(value) as object | null;
+    p !== null;
+    p = Object.getPrototypeOf(p) as object | null
+  ) {
     const name = (p as { constructor?: { name?: string } }).constructor?.name;
     if (name !== undefined && /^Redis[A-Z]\w*$/.test(name)) return name;
   }
@@ -84,13 +100,16 @@ export function assertRedisConnection(redis: unknown, where: string): void {
   if (typeof redis === 'string') return assertRedisUrl(redis, where);
   if (redis === null || typeof redis !== 'object' || Array.isArray(redis) || !isPlainObject(redis)) {
     const nodeRedis = nodeRedisClass(redis);
-    throw new LockOptionsError(nodeRedis === undefined ? redisConnectionTypeMessage(where, redis) : nodeRedisClientMessage(where, nodeRedis));
+    throw new LockOptionsError(
+      nodeRedis === undefined ? redisConnectionTypeMessage(where, redis) : nodeRedisClientMessage(where, nodeRedis),
+    );
   }
   const o = redis as Record<string, unknown>;
   const method = CLIENT_METHODS.find((m) => typeof o[m] === 'function');
   if (method !== undefined) throw new LockOptionsError(redisConnectionTypeMessage(where, redis, method));
   const foreign = Object.keys(redisForeignOptions).find((k) => o[k] !== undefined);
-  if (foreign !== undefined) throw new LockOptionsError(redisForeignOptionMessage(where, foreign, redisForeignOptions[foreign]!));
+  if (foreign !== undefined)
+    throw new LockOptionsError(redisForeignOptionMessage(where, foreign, redisForeignOptions[foreign]!));
   assertPort(o.port, `${where}: redis.port`);
   if (o.db !== undefined && !(typeof o.db === 'number' && Number.isInteger(o.db) && o.db >= 0)) {
     throw new LockOptionsError(optionMessage(where, 'redis.db', expected.redisDb, o.db));
@@ -122,7 +141,12 @@ export function assertMysqlConnection(connection: unknown, where: string): void 
     throw new LockOptionsError(mysqlConnectionMessage(where, mysqlPoolWithoutExecute));
   }
   if (typeof connection === 'string') return assertMysqlUrl(connection, where);
-  if (connection === null || typeof connection !== 'object' || Array.isArray(connection) || !isPlainObject(connection)) {
+  if (
+    connection === null ||
+    typeof connection !== 'object' ||
+    Array.isArray(connection) ||
+    !isPlainObject(connection)
+  ) {
     throw new LockOptionsError(mysqlConnectionMessage(where, describeValue(connection)));
   }
   const o = connection as Record<string, unknown>;
@@ -133,7 +157,9 @@ export function assertMysqlConnection(connection: unknown, where: string): void 
 function assertMysqlUrl(url: string, where: string): void {
   const parts = splitUrl(url, where, 'mysql://user[:password]@host[:port]/database');
   if (parts.scheme !== 'mysql:' && parts.scheme !== 'mariadb:') {
-    throw new LockOptionsError(connectionUrlMessage(where, connectionUrlProblems.mysqlScheme(parts.scheme, parts.host)));
+    throw new LockOptionsError(
+      connectionUrlMessage(where, connectionUrlProblems.mysqlScheme(parts.scheme, parts.host)),
+    );
   }
   checkUrlPort(parts, where, 'mysql');
 }
@@ -146,7 +172,9 @@ function assertRedisUrl(url: string, where: string): void {
   }
   const parts = splitUrl(url, where, 'redis://[:password@]host[:port][/db]');
   if (parts.scheme !== 'redis:' && parts.scheme !== 'rediss:') {
-    throw new LockOptionsError(connectionUrlMessage(where, connectionUrlProblems.redisScheme(parts.scheme, parts.host)));
+    throw new LockOptionsError(
+      connectionUrlMessage(where, connectionUrlProblems.redisScheme(parts.scheme, parts.host)),
+    );
   }
   checkUrlPort(parts, where, 'redis');
   const db = parts.path.replace(/^\//, '');
@@ -159,7 +187,9 @@ function assertPostgresUrl(url: string, where: string): void {
   if (!url.includes('://')) return; // a socket path or key=value settings: pg reads it
   const parts = splitUrl(url, where, 'postgres://user[:password]@host[:port]/database');
   if (parts.scheme !== 'postgres:' && parts.scheme !== 'postgresql:') {
-    throw new LockOptionsError(connectionUrlMessage(where, connectionUrlProblems.postgresScheme(parts.scheme, parts.host)));
+    throw new LockOptionsError(
+      connectionUrlMessage(where, connectionUrlProblems.postgresScheme(parts.scheme, parts.host)),
+    );
   }
   checkUrlPort(parts, where, 'postgres');
 }

@@ -30,7 +30,8 @@ export async function buildLockProvider(options: LockStoreOptions, logger?: Lock
   if (options.postgres !== undefined) {
     const { PostgresLockProvider } = await import('./postgres/index.js');
     const given = options.postgres;
-    const settings = typeof given === 'object' && given !== null && 'connection' in given ? { ...given } : { connection: given };
+    const settings =
+      typeof given === 'object' && given !== null && 'connection' in given ? { ...given } : { connection: given };
     return new PostgresLockProvider({ commandTimeout: options.commandTimeout, ...settings });
   }
   if (options.mysql !== undefined) {

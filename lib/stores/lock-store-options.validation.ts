@@ -1,7 +1,18 @@
 import { LockOptionsError } from '../errors/lock.errors.js';
-import { describeValue, oneStoreMessage, optionMessage, redisOnlyOptionMessage, expected, waitForReplicasMessage } from '../errors/lock.messages.js';
+import {
+  describeValue,
+  oneStoreMessage,
+  optionMessage,
+  redisOnlyOptionMessage,
+  expected,
+  waitForReplicasMessage,
+} from '../errors/lock.messages.js';
 import { LockProvider } from '../contract/lock-provider.js';
-import { assertMysqlConnection, assertPostgresConnection, assertRedisConnection } from './connection-options.validation.js';
+import {
+  assertMysqlConnection,
+  assertPostgresConnection,
+  assertRedisConnection,
+} from './connection-options.validation.js';
 import type { LockStoreOptions } from './lock-store-options.interface.js';
 import { assertDuration } from '../contract/lock-limits.validation.js';
 
@@ -29,7 +40,8 @@ export function assertStoreOptions(options: unknown, where: string): asserts opt
   }
   if (o.mysql !== undefined) {
     const my = o.mysql as Record<string, unknown> | null;
-    const isOptions = my !== null && typeof my === 'object' && 'connection' in my && typeof my.getConnection !== 'function';
+    const isOptions =
+      my !== null && typeof my === 'object' && 'connection' in my && typeof my.getConnection !== 'function';
     assertMysqlConnection(isOptions ? my.connection : my, where);
   }
   if (o.evictionCheck !== undefined) {

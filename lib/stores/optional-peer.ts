@@ -13,6 +13,8 @@ export function loadOptionalPeer<T>(pkg: string, store: string): T {
   try {
     return requirePeer<T>(pkg);
   } catch (err) {
-    throw new LockOptionsError(peerMissingMessage(store, pkg, err instanceof Error ? err.message : String(err)), { cause: err });
+    throw new LockOptionsError(peerMissingMessage(store, pkg, err instanceof Error ? err.message : String(err)), {
+      cause: err,
+    });
   }
 }

@@ -61,7 +61,10 @@ export class LockMetrics {
       advice: { explicitBucketBoundaries: WAIT_BUCKETS },
     });
     meter
-      .createObservableUpDownCounter(LOCK_METRICS.waitActive, { unit: '{request}', description: metricDescriptions.waitActive })
+      .createObservableUpDownCounter(LOCK_METRICS.waitActive, {
+        unit: '{request}',
+        description: metricDescriptions.waitActive,
+      })
       .addCallback((result) => this.observeWaiting(result));
     this.holdDuration = meter.createHistogram(LOCK_METRICS.holdDuration, {
       unit: 's',
@@ -73,7 +76,10 @@ export class LockMetrics {
       description: metricDescriptions.leaseLosses,
     });
     meter
-      .createObservableUpDownCounter(LOCK_METRICS.holdActive, { unit: '{lock}', description: metricDescriptions.holdActive })
+      .createObservableUpDownCounter(LOCK_METRICS.holdActive, {
+        unit: '{lock}',
+        description: metricDescriptions.holdActive,
+      })
       .addCallback((result) => this.observeHeld(result));
   }
 
@@ -92,7 +98,10 @@ export class LockMetrics {
         return;
       }
       case 'released':
-        this.holdDuration.record(event.heldMs / 1000, this.outcomeAttrs(this.source.attributeName(event.name, event.label), 'hold', 'released'));
+        this.holdDuration.record(
+          event.heldMs / 1000,
+          this.outcomeAttrs(this.source.attributeName(event.name, event.label), 'hold', 'released'),
+        );
         return;
       case 'lost': {
         const name = this.source.attributeName(event.name, event.label);
@@ -126,7 +135,11 @@ export class LockMetrics {
   private attrs(name: string): NameAttributes {
     let sets = this.attributes.get(name);
     if (sets === undefined) {
-      sets = { name: { [LOCK_ATTRIBUTES.name]: name, [LOCK_ATTRIBUTES.storeKind]: this.source.storeKind }, wait: {}, hold: {} };
+      sets = {
+        name: { [LOCK_ATTRIBUTES.name]: name, [LOCK_ATTRIBUTES.storeKind]: this.source.storeKind },
+        wait: {},
+        hold: {},
+      };
       if (this.attributes.size < MAX_CACHED) this.attributes.set(name, sets);
     }
     return sets;

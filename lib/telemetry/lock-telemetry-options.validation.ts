@@ -21,9 +21,16 @@ export function assertTelemetryOptions(value: unknown, where: string): void {
     }
   }
   if (o.meterProvider !== undefined && typeof (o.meterProvider as { getMeter?: unknown })?.getMeter !== 'function') {
-    throw new LockOptionsError(optionMessage(where, 'telemetry.meterProvider', expected.meterProvider, o.meterProvider));
+    throw new LockOptionsError(
+      optionMessage(where, 'telemetry.meterProvider', expected.meterProvider, o.meterProvider),
+    );
   }
-  if (o.tracerProvider !== undefined && typeof (o.tracerProvider as { getTracer?: unknown })?.getTracer !== 'function') {
-    throw new LockOptionsError(optionMessage(where, 'telemetry.tracerProvider', expected.tracerProvider, o.tracerProvider));
+  if (
+    o.tracerProvider !== undefined &&
+    typeof (o.tracerProvider as { getTracer?: unknown })?.getTracer !== 'function'
+  ) {
+    throw new LockOptionsError(
+      optionMessage(where, 'telemetry.tracerProvider', expected.tracerProvider, o.tracerProvider),
+    );
   }
 }

@@ -25,7 +25,11 @@ export class CaseRegistrar {
   readonly cases: DeclaredCase[] = [];
   private group: { name: string; needs: readonly ConformanceCapability[] } | undefined;
 
-  readonly test = (title: string, body: CaseBody, options: { needs?: ConformanceCapability[]; timeout?: number } = {}): void => {
+  readonly test = (
+    title: string,
+    body: CaseBody,
+    options: { needs?: ConformanceCapability[]; timeout?: number } = {},
+  ): void => {
     const needs = [...(this.group?.needs ?? []), ...(options.needs ?? [])];
     this.cases.push({ group: this.group?.name, title, needs, timeout: options.timeout ?? CASE_TIMEOUT_MS, body });
   };

@@ -22,7 +22,10 @@ export class ChildLines {
   /** The rest of the first unread line that starts with `prefix`. */
   next(prefix: string, timeoutMs = 20_000): Promise<string> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => finish(new Error(`no "${prefix}" line from the child within ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => finish(new Error(`no "${prefix}" line from the child within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       const finish = (err?: Error, line?: string) => {
         clearTimeout(timer);
         this.waiting.delete(look);
@@ -32,7 +35,8 @@ export class ChildLines {
       const look = () => {
         const i = this.lines.findIndex((l) => l.startsWith(prefix));
         if (i >= 0) return finish(undefined, this.lines.splice(i, 1)[0].slice(prefix.length).trim());
-        if (this.exited !== undefined) finish(new Error(`the child exited (${this.exited}) before printing "${prefix}"`));
+        if (this.exited !== undefined)
+          finish(new Error(`the child exited (${this.exited}) before printing "${prefix}"`));
       };
       this.waiting.add(look);
       look();

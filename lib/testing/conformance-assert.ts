@@ -24,7 +24,9 @@ export function checkEqual<T>(actual: T, expected: T, what: string): void {
 
 /** Every field of `expected` must deep-equal that field of `actual`. */
 export function checkFields(actual: object | null | undefined, expected: Record<string, unknown>, what: string): void {
-  const wrong = Object.keys(expected).filter((k) => !isDeepStrictEqual((actual as Record<string, unknown> | null)?.[k], expected[k]));
+  const wrong = Object.keys(expected).filter(
+    (k) => !isDeepStrictEqual((actual as Record<string, unknown> | null)?.[k], expected[k]),
+  );
   if (wrong.length > 0) fail(what, `got ${shown(actual)}, expected ${shown(expected)}`);
 }
 

@@ -132,12 +132,16 @@ export function lockProviderConformance(
     if (!target) throw new AssertionError({ message: conformanceNotSetUpMessage(name) });
     for (const need of c.needs) {
       const method = METHODS[need];
-      if (method) check(typeof target.provider[method] === 'function', conformanceMissingMethod(label, `${method}()`, need));
+      if (method)
+        check(typeof target.provider[method] === 'function', conformanceMissingMethod(label, `${method}()`, need));
     }
     const cleanups: Array<() => unknown> = [];
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new AssertionError({ message: conformanceCaseTimeout(name, c.timeout) })), c.timeout);
+      timer = setTimeout(
+        () => reject(new AssertionError({ message: conformanceCaseTimeout(name, c.timeout) })),
+        c.timeout,
+      );
     });
     try {
       await Promise.race([c.body(context(c, cleanups)), late]);

@@ -18,7 +18,9 @@ export interface ConformanceRunner {
   /** Opens a group of cases. */
   describe: (name: string, fn: () => void) => unknown;
   /** Registers a case (`test` works too); `it.skip` registers a skipped one. */
-  it: ((name: string, fn: () => Promise<void>) => unknown) & { skip?: (name: string, fn: () => Promise<void>) => unknown };
+  it: ((name: string, fn: () => Promise<void>) => unknown) & {
+    skip?: (name: string, fn: () => Promise<void>) => unknown;
+  };
   /** Jest, Vitest. */
   beforeAll?: (fn: () => Promise<void>) => unknown;
   /** Jest, Vitest. */
@@ -55,9 +57,16 @@ export function describeLockProviderConformance(
 ): void {
   const beforeAll = runner?.beforeAll ?? runner?.before;
   const afterAll = runner?.afterAll ?? runner?.after;
-  if (typeof runner?.describe !== 'function' || typeof runner.it !== 'function' || typeof beforeAll !== 'function' || typeof afterAll !== 'function') {
+  if (
+    typeof runner?.describe !== 'function' ||
+    typeof runner.it !== 'function' ||
+    typeof beforeAll !== 'function' ||
+    typeof afterAll !== 'function'
+  ) {
     throw new LockOptionsError(
-      conformanceRunnerMessage(runner === null || typeof runner !== 'object' ? String(runner) : `{ ${Object.keys(runner).join(', ')} }`),
+      conformanceRunnerMessage(
+        runner === null || typeof runner !== 'object' ? String(runner) : `{ ${Object.keys(runner).join(', ')} }`,
+      ),
     );
   }
   const suite = lockProviderConformance(label, create, options);

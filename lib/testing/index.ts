@@ -6,5 +6,10 @@
 export { describeLockProviderConformance, type ConformanceRunner } from './describe-conformance.js';
 export { lockProviderConformance, type ConformanceSuite } from './conformance-suite.js';
 export type { ConformanceCase, ConformanceContext } from './conformance-case.interface.js';
-export type { ConformanceOptions, ConformanceTarget, PausedHolderProcess, ConformanceCapability } from './conformance-target.interface.js';
+export type {
+  ConformanceOptions,
+  ConformanceTarget,
+  PausedHolderProcess,
+  ConformanceCapability,
+} from './conformance-target.interface.js';
 export { runPausedHolder } from './paused-holder.js';

@@ -50,7 +50,13 @@ export async function runPausedHolder(provider: LockProvider, argument: string):
       } catch (err) {
         threw = (err as Error).name;
       }
-      const seen = { aborted, currentHeld: current?.held, held: lock.held, threw, reason: (signal.reason as Error | undefined)?.message };
+      const seen = {
+        aborted,
+        currentHeld: current?.held,
+        held: lock.held,
+        threw,
+        reason: (signal.reason as Error | undefined)?.message,
+      };
       console.log(`resumed ${JSON.stringify(seen)}`);
       if (!sharesStore) {
         const other = await new LockManager({ provider, logger: silent }).tryAcquire(name);

@@ -13,6 +13,10 @@ export class OutboxController {
   @Get()
   async status(): Promise<{ leading: boolean; leader: string | null; relayedHere: number }> {
     const leader = await this.leaders.leader('outbox-relay');
-    return { leading: this.leaders.isLeader('outbox-relay'), leader: leader?.instanceId ?? null, relayedHere: this.relay.relayed };
+    return {
+      leading: this.leaders.isLeader('outbox-relay'),
+      leader: leader?.instanceId ?? null,
+      relayedHere: this.relay.relayed,
+    };
   }
 }

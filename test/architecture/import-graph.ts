@@ -106,7 +106,14 @@ function walk(root: string, dir: string): string[] {
 /** `./x.js` from `lib/a/b.ts`: `lib/a/x.ts` (or `.cts` for `.cjs`, or a folder's `index.ts`). */
 function resolve(from: string, spec: string, known: Set<string>): string | undefined {
   const base = posix.normalize(posix.join(posix.dirname(from), spec));
-  const candidates = [base, base.replace(/\.js$/, '.ts'), base.replace(/\.cjs$/, '.cts'), base.replace(/\.mjs$/, '.mts'), `${base}.ts`, `${base}/index.ts`];
+  const candidates = [
+    base,
+    base.replace(/\.js$/, '.ts'),
+    base.replace(/\.cjs$/, '.cts'),
+    base.replace(/\.mjs$/, '.mts'),
+    `${base}.ts`,
+    `${base}/index.ts`,
+  ];
   return candidates.find((c) => known.has(c));
 }
 

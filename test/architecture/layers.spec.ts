@@ -2,7 +2,7 @@
  * The layers of lib/ (docs/architecture.md): every folder has a layer, and
  * imports run down only (nest → leader → engine → hand-off → contract ← stores, every
  * folder may use errors/ and shared/, shared/ uses nothing of ours), never
- * up or sideways. No import circles, no file over 350 lines, and no state
+ * up or sideways. No import circles, no file over 400 lines, and no state
  * at module level that classes pass each other (a WeakMap/WeakSet, or an
  * empty Map/Set filled at run time): a class's constructor shows what it
  * depends on. Read from the sources as text (type-only imports count too).
@@ -13,8 +13,14 @@
 import { circles, readLib, type LibImport } from './import-graph.js';
 import { repoRoot } from '../support/paths.js';
 
-/** Longest lib file, in lines. */
-const MAX_LINES = 350;
+/**
+ * Longest lib file, in lines: a smell detector, not a design. A file near it
+ * likely holds two concepts: split it by concept, each file named after the
+ * one thing it holds, never by moving a function elsewhere to fit. 400 at
+ * Prettier's printWidth of 120 (350 was set at 160: the same files now wrap
+ * more lines; four whole concepts sit at 353–370).
+ */
+const MAX_LINES = 400;
 
 /** A known import against a rule: `from` → `to`, and why it is still there. */
 interface KnownImport {
@@ -72,7 +78,8 @@ const LAYERS: Record<string, number> = {
 const folderOf = (path: string): string => (path.split('/').length > 2 ? path.split('/')[1] : '(root)');
 
 /** A module-level declaration of a WeakMap/WeakSet, or of a Map/Set created empty (filled at run time); group 1: its name, 2: `Weak` when weak. */
-const MODULE_STATE = /^(?:export\s+)?(?:const|let|var)\s+([\w$]+)\b[^\n]*?(?:\b(Weak)(?:Map|Set)\b|=\s*new\s+(?:Map|Set)\b(?:<[^\n]*>)?\(\s*\))/gm;
+const MODULE_STATE =
+  /^(?:export\s+)?(?:const|let|var)\s+([\w$]+)\b[^\n]*?(?:\b(Weak)(?:Map|Set)\b|=\s*new\s+(?:Map|Set)\b(?:<[^\n]*>)?\(\s*\))/gm;
 /** The first line of a top-level function. */
 const FUNCTION = /^(?:export\s+)?(?:async\s+)?function\b/;
 
@@ -91,7 +98,11 @@ function moduleState(code: string): string[] {
   for (const m of code.matchAll(MODULE_STATE)) {
     const at = code.slice(0, m.index).split('\n').length - 1;
     const uses = new Set(
-      lines.flatMap((line, i) => (i !== at && new RegExp(`(?<![\\w$.])${m[1].replace(/\$/g, '\\$')}(?![\\w$])`).test(line) ? [statementOf[i]] : [])),
+      lines.flatMap((line, i) =>
+        i !== at && new RegExp(`(?<![\\w$.])${m[1].replace(/\$/g, '\\$')}(?![\\w$])`).test(line)
+          ? [statementOf[i]]
+          : [],
+      ),
     );
     const user = uses.size === 1 ? lines[statementOf.indexOf([...uses][0])] : undefined;
     const memo = m[2] === undefined && user !== undefined && FUNCTION.test(user);
@@ -100,7 +111,8 @@ function moduleState(code: string): string[] {
   return found;
 }
 
-const ours = (imp: LibImport, ...folders: string[]): boolean => !imp.external && folders.some((f) => imp.to.startsWith(`lib/${f}/`));
+const ours = (imp: LibImport, ...folders: string[]): boolean =>
+  !imp.external && folders.some((f) => imp.to.startsWith(`lib/${f}/`));
 
 const RULES: Rule[] = [
   {
@@ -108,7 +120,11 @@ const RULES: Rule[] = [
     files: /^lib\/(engine|hand-off|contract|shared)\//,
     forbids: (i) => i.external && i.to.startsWith('@nestjs/'),
   },
-  { name: 'shared imports nothing of ours outside shared', files: /^lib\/shared\//, forbids: (i) => !i.external && !i.to.startsWith('lib/shared/') },
+  {
+    name: 'shared imports nothing of ours outside shared',
+    files: /^lib\/shared\//,
+    forbids: (i) => !i.external && !i.to.startsWith('lib/shared/'),
+  },
   {
     name: 'contract imports nothing from engine, hand-off, nest or stores',
     files: /^lib\/contract\//,
@@ -119,37 +135,58 @@ const RULES: Rule[] = [
     files: /^lib\/hand-off\//,
     forbids: (i) => !i.external && !/^lib\/(hand-off|contract|errors|shared)\//.test(i.to),
   },
-  { name: 'stores import nothing from engine, hand-off or nest', files: /^lib\/stores\//, forbids: (i) => ours(i, 'engine', 'hand-off', 'nest') },
-  { name: 'engine imports nothing from nest or stores', files: /^lib\/engine\//, forbids: (i) => ours(i, 'nest', 'stores') },
+  {
+    name: 'stores import nothing from engine, hand-off or nest',
+    files: /^lib\/stores\//,
+    forbids: (i) => ours(i, 'engine', 'hand-off', 'nest'),
+  },
+  {
+    name: 'engine imports nothing from nest or stores',
+    files: /^lib\/engine\//,
+    forbids: (i) => ours(i, 'nest', 'stores'),
+  },
   {
     name: 'testing (the conformance kit) imports no @nestjs/* or test runner package, nothing from nest or stores',
     files: /^lib\/testing\//,
-    forbids: (i) => (i.external && /^(@nestjs\/|jest$|@jest\/|vitest$|@vitest\/)/.test(i.to)) || ours(i, 'nest', 'stores', 'dashboard', 'health', 'leader'),
+    forbids: (i) =>
+      (i.external && /^(@nestjs\/|jest$|@jest\/|vitest$|@vitest\/)/.test(i.to)) ||
+      ours(i, 'nest', 'stores', 'dashboard', 'health', 'leader'),
   },
 ];
 
 const files = readLib(repoRoot);
 const imports = files.flatMap((f) => f.imports);
-const known = (list: readonly KnownImport[], imp: LibImport): boolean => list.some((k) => k.from === imp.from && k.to === imp.to);
+const known = (list: readonly KnownImport[], imp: LibImport): boolean =>
+  list.some((k) => k.from === imp.from && k.to === imp.to);
 const arrow = (imp: LibImport): string => `${imp.from} → ${imp.to}`;
 
 test('the import graph is read (a broken reader would pass every rule)', () => {
   expect(files.length).toBeGreaterThan(40);
-  expect(imports.filter((i) => i.from.startsWith('lib/engine/') && i.to === 'lib/contract/lock-provider.ts').length).toBeGreaterThan(0);
-  expect(imports.filter((i) => i.from.startsWith('lib/engine/') && i.to.startsWith('lib/hand-off/')).length).toBeGreaterThan(0);
-  expect(imports.filter((i) => i.from.startsWith('lib/hand-off/') && i.to === 'lib/contract/lock-provider.ts').length).toBeGreaterThan(0);
+  expect(
+    imports.filter((i) => i.from.startsWith('lib/engine/') && i.to === 'lib/contract/lock-provider.ts').length,
+  ).toBeGreaterThan(0);
+  expect(
+    imports.filter((i) => i.from.startsWith('lib/engine/') && i.to.startsWith('lib/hand-off/')).length,
+  ).toBeGreaterThan(0);
+  expect(
+    imports.filter((i) => i.from.startsWith('lib/hand-off/') && i.to === 'lib/contract/lock-provider.ts').length,
+  ).toBeGreaterThan(0);
   expect(imports).toContainEqual({ from: 'lib/nest/lock.module.ts', to: '@nestjs/common', external: true });
 });
 
 test.each(RULES.map((rule) => [rule.name, rule] as const))('%s', (_name, rule) => {
-  const broken = imports.filter((i) => rule.files.test(i.from) && rule.forbids(i) && !known(KNOWN.layers, i)).map(arrow);
+  const broken = imports
+    .filter((i) => rule.files.test(i.from) && rule.forbids(i) && !known(KNOWN.layers, i))
+    .map(arrow);
   expect(broken).toEqual([]);
 });
 
 test('no import circles', () => {
   const checked = imports.filter((i) => !known(KNOWN.circles, i));
   // Each circle as the imports among its files.
-  const found = circles(checked).map((files) => checked.filter((i) => files.includes(i.from) && files.includes(i.to)).map(arrow));
+  const found = circles(checked).map((files) =>
+    checked.filter((i) => files.includes(i.from) && files.includes(i.to)).map(arrow),
+  );
   expect(found).toEqual([]);
 });
 
@@ -198,7 +235,9 @@ test("no module-level WeakMap, WeakSet, or Map/Set filled at run time other than
 });
 
 test(`no lib file over ${MAX_LINES} lines`, () => {
-  const long = files.filter((f) => f.lines > MAX_LINES && !KNOWN.longFiles.some((k) => k.file === f.path)).map((f) => `${f.path}: ${f.lines} lines`);
+  const long = files
+    .filter((f) => f.lines > MAX_LINES && !KNOWN.longFiles.some((k) => k.file === f.path))
+    .map((f) => `${f.path}: ${f.lines} lines`);
   expect(long).toEqual([]);
 });
 
@@ -213,7 +252,9 @@ test(`no lib file over ${MAX_LINES} lines`, () => {
 test('no callback host interface in engine, hand-off, telemetry or stores', () => {
   const hosts = files
     .filter((f) => /^lib\/(engine|hand-off|telemetry|stores)\//.test(f.path))
-    .flatMap((f) => [...f.code.matchAll(/\b(?:interface|type)\s+(\w*Host)\b/g)].map((m) => ({ file: f.path, name: m[1] })))
+    .flatMap((f) =>
+      [...f.code.matchAll(/\b(?:interface|type)\s+(\w*Host)\b/g)].map((m) => ({ file: f.path, name: m[1] })),
+    )
     .filter((h) => !KNOWN.hosts.some((k) => k.file === h.file && k.name === h.name))
     .map((h) => `${h.file}: ${h.name}`);
   expect(hosts).toEqual([]);

@@ -115,29 +115,32 @@ describe('nest-lock Redis contenders', () => {
     [oursRedis.id, oursRedis, 0],
     [oursNodeRedis.id, oursNodeRedis, 0],
     [oursRedisStrict.id, oursRedisStrict, 3],
-  ])('%s: with one caller holding, the other 3 callers of the process queue in Redis as its mode says', async (_id, contender, queued) => {
-    const client = await contender.create(env);
-    const name = `${prefix}:${contender.id}`;
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    try {
-      const holder = client.withLock(name, () => held);
-      await new Promise((r) => setTimeout(r, 50));
-      const waiters = Array.from({ length: 3 }, () => client.withLock(name, async () => {}));
-      let length = 0;
-      for (let i = 0; i < 100 && length < queued; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        length = await redis.llen(`{lock:${name}}:q`);
+  ])(
+    '%s: with one caller holding, the other 3 callers of the process queue in Redis as its mode says',
+    async (_id, contender, queued) => {
+      const client = await contender.create(env);
+      const name = `${prefix}:${contender.id}`;
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      try {
+        const holder = client.withLock(name, () => held);
+        await new Promise((r) => setTimeout(r, 50));
+        const waiters = Array.from({ length: 3 }, () => client.withLock(name, async () => {}));
+        let length = 0;
+        for (let i = 0; i < 100 && length < queued; i++) {
+          await new Promise((r) => setTimeout(r, 20));
+          length = await redis.llen(`{lock:${name}}:q`);
+        }
+        await new Promise((r) => setTimeout(r, 100)); // and no more than that
+        expect(await redis.llen(`{lock:${name}}:q`)).toBe(queued);
+        release();
+        await Promise.all([holder, ...waiters]);
+      } finally {
+        release();
+        await client.close();
       }
-      await new Promise((r) => setTimeout(r, 100)); // and no more than that
-      expect(await redis.llen(`{lock:${name}}:q`)).toBe(queued);
-      release();
-      await Promise.all([holder, ...waiters]);
-    } finally {
-      release();
-      await client.close();
-    }
-  });
+    },
+  );
   test('waitForReplicas contender: starts a replica of the bench Redis, grants through it, and stops it on close', async () => {
     const master = await RedisServer.start(); // its own: the contender attaches a replica to the bench's Redis
     try {
@@ -204,9 +207,19 @@ describe('table arithmetic', () => {
   });
 
   test('ratios against the raw baseline and the best peer, and the best peer at default settings; the no-lock ceiling is never a base', () => {
-    const subject = (id: string, kind: 'ours' | 'raw' | 'peer' | 'reference', retry: 'default' | 'tuned' | '-') => ({ id, label: id, kind, retry, waits: '' });
+    const subject = (id: string, kind: 'ours' | 'raw' | 'peer' | 'reference', retry: 'default' | 'tuned' | '-') => ({
+      id,
+      label: id,
+      kind,
+      retry,
+      waits: '',
+    });
     const rows = [
-      buildRow('s3', 'v', subject('ours', 'ours', '-'), 'x/s', [{ throughput: 300 }, { throughput: 310 }, { throughput: 290 }]),
+      buildRow('s3', 'v', subject('ours', 'ours', '-'), 'x/s', [
+        { throughput: 300 },
+        { throughput: 310 },
+        { throughput: 290 },
+      ]),
       buildRow('s3', 'v', subject('raw', 'raw', '-'), 'x/s', [{ throughput: 200 }]),
       buildRow('s3', 'v', subject('peer-default', 'peer', 'default'), 'x/s', [{ throughput: 100 }]),
       buildRow('s3', 'v', subject('peer-tuned', 'peer', 'tuned'), 'x/s', [{ throughput: 150 }]),
@@ -290,11 +303,17 @@ describe('growth scenarios at their smallest size', () => {
 
 describe("scenario 4's OpenTelemetry rows", () => {
   test('each row runs in its own process: the plain row cannot load @opentelemetry/api, the two others load it; the ratio check is printed', async () => {
-    const ctx: BenchContext = { env, options: { quick: true, repeats: 1, longRepeats: 1, runMs: 100, longRunMs: 100 }, log: () => {} };
+    const ctx: BenchContext = {
+      env,
+      options: { quick: true, repeats: 1, longRepeats: 1, runMs: 100, longRunMs: 100 },
+      log: () => {},
+    };
     // The pool fails a row whose process has the package loaded, or not, against its `openTelemetryApi`.
     const rows = await inMemory(ctx, [oursMemory, oursMemoryOtelIdle, oursMemoryOtelSdk]);
     expect(rows.map((r) => [r.id, r.skipped, r.samples.length])).toEqual(
-      ['sequential', '100 concurrent'].flatMap(() => [oursMemory.id, oursMemoryOtelIdle.id, oursMemoryOtelSdk.id].map((id) => [id, undefined, 1])),
+      ['sequential', '100 concurrent'].flatMap(() =>
+        [oursMemory.id, oursMemoryOtelIdle.id, oursMemoryOtelSdk.id].map((id) => [id, undefined, 1]),
+      ),
     );
     for (const r of rows) expect(r.median.exact).toBe(1);
     const checks = targets(rows).filter((t) => t.text.includes('@opentelemetry/api installed and no SDK'));
@@ -314,7 +333,12 @@ describe('semaphore and read/write scenarios at a tiny size (2 processes × 2 ca
   test('scenario 9: every contender ran, none had more than the limit inside, nest-lock and the no-lock ceiling reached it', async () => {
     const t = await semaphore(ctx, undefined, size);
     const raw = Object.fromEntries(t.rows.map((r) => [r.raw.id, r.raw]));
-    expect(Object.keys(raw)).toEqual(['ours-redis-permits', 'redis-semaphore-default', 'redis-semaphore-tuned', 'no-permit-ceiling']);
+    expect(Object.keys(raw)).toEqual([
+      'ours-redis-permits',
+      'redis-semaphore-default',
+      'redis-semaphore-tuned',
+      'no-permit-ceiling',
+    ]);
     for (const r of Object.values(raw)) {
       expect(r.skipped).toBeUndefined();
       expect(r.sections).toBeGreaterThan(0);

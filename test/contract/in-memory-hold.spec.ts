@@ -41,7 +41,11 @@ describe('InMemoryLockProvider.hold with mode, permits and limit', () => {
     expect(take('jobs', 'app', { limit: 2 })).toBeNull();
     await full();
     const readers = await memory.hold('cfg', { mode: 'shared', permits: 3 });
-    expect((await memory.inspect({ prefix: key('cfg'), limit: 10 })).locks.map((l) => l.mode)).toEqual(['shared', 'shared', 'shared']);
+    expect((await memory.inspect({ prefix: key('cfg'), limit: 10 })).locks.map((l) => l.mode)).toEqual([
+      'shared',
+      'shared',
+      'shared',
+    ]);
     await readers();
     expect(memory.isHeld('cfg')).toBe(false);
   });

@@ -8,16 +8,31 @@
 import { describeOfferedConformance } from '../support/offered-conformance.js';
 import { ContractOnlyLockProvider } from './fixtures/contract-only-store.js';
 
-describeOfferedConformance('a store of the required contract alone', () => ({ provider: new ContractOnlyLockProvider() }), {
-  limitAndShared: false,
-  acquireMany: false,
-  extendMany: false,
-  holder: false,
-  inspect: false,
-});
+describeOfferedConformance(
+  'a store of the required contract alone',
+  () => ({ provider: new ContractOnlyLockProvider() }),
+  {
+    limitAndShared: false,
+    acquireMany: false,
+    extendMany: false,
+    holder: false,
+    inspect: false,
+  },
+);
 
 it('the store defines none of the optional capabilities', () => {
   const provider = new ContractOnlyLockProvider();
-  const optional = ['fenceBlocks', 'supports', 'transfer', 'coalesce', 'holder', 'inspect', 'watchConnection', 'setupCheck', 'extendMany', 'acquireMany'];
+  const optional = [
+    'fenceBlocks',
+    'supports',
+    'transfer',
+    'coalesce',
+    'holder',
+    'inspect',
+    'watchConnection',
+    'setupCheck',
+    'extendMany',
+    'acquireMany',
+  ];
   expect(optional.filter((member) => member in provider)).toEqual([]);
 });

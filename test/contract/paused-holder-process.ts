@@ -8,7 +8,8 @@ import type { ChildStore } from './fixtures/child-store.js';
 export function pausedHolderOn(store: ChildStore): PausedHolderProcess {
   const script = compiledScript(new URL('./fixtures/paused-holder.js', import.meta.url));
   return {
-    spawn: (argument) => spawn(process.execPath, [script, argument, JSON.stringify(store)], { stdio: ['pipe', 'pipe', 'inherit'] }),
+    spawn: (argument) =>
+      spawn(process.execPath, [script, argument, JSON.stringify(store)], { stdio: ['pipe', 'pipe', 'inherit'] }),
     sharesStore: store.kind !== 'memory',
   };
 }

@@ -12,5 +12,8 @@ describeOfferedConformance(
     peer: new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
     cleanup: () => dropLockTables(table),
   }),
-  { acquireMany: false, pausedHolder: pausedHolderOn({ kind: 'postgres', connection: POSTGRES_URL, tableName: table }) },
+  {
+    acquireMany: false,
+    pausedHolder: pausedHolderOn({ kind: 'postgres', connection: POSTGRES_URL, tableName: table }),
+  },
 );

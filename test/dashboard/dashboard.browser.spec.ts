@@ -10,7 +10,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Controller, Get, Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Injectable,
+  type CanActivate,
+  type ExecutionContext,
+  type INestApplication,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { chromium, type Browser } from 'playwright-core';
@@ -21,7 +28,9 @@ import { compiledScript, repoRoot } from '../support/paths.js';
 
 /** The page's `document`, as the functions run in the browser see it. */
 declare const document: {
-  querySelectorAll(selector: string): ArrayLike<{ textContent: string | null }> & Iterable<{ textContent: string | null }>;
+  querySelectorAll(
+    selector: string,
+  ): ArrayLike<{ textContent: string | null }> & Iterable<{ textContent: string | null }>;
   querySelector(selector: string): { textContent: string | null } | null;
 };
 
@@ -56,11 +65,16 @@ describe('the lock page in Chromium', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
-      throw new Error(`This test needs Chromium at ${CHROMIUM} (Debian package 'chromium': apt-get install -y chromium; .ci/run installs it).`);
+      throw new Error(
+        `This test needs Chromium at ${CHROMIUM} (Debian package 'chromium': apt-get install -y chromium; .ci/run installs it).`,
+      );
     }
     child = spawn(
       process.execPath,
-      [compiledScript(new URL('./fixtures/lock-holder.js', import.meta.url)), JSON.stringify({ url, keyPrefix, names: ['report:2026-12', 'invoice:7'] })],
+      [
+        compiledScript(new URL('./fixtures/lock-holder.js', import.meta.url)),
+        JSON.stringify({ url, keyPrefix, names: ['report:2026-12', 'invoice:7'] }),
+      ],
       {
         stdio: ['pipe', 'pipe', 'inherit'],
       },
@@ -70,7 +84,10 @@ describe('the lock page in Chromium', () => {
     await lines.next('held invoice:7');
 
     const ref = await Test.createTestingModule({
-      imports: [LockModule.forRoot({ redis: url, keyPrefix }), LockDashboardModule.register({ path: '/admin/locks', guard: TokenGuard, refreshMs: 300 })],
+      imports: [
+        LockModule.forRoot({ redis: url, keyPrefix }),
+        LockDashboardModule.register({ path: '/admin/locks', guard: TokenGuard, refreshMs: 300 }),
+      ],
       controllers: [Work],
     }).compile();
     app = ref.createNestApplication(new ExpressAdapter());
@@ -104,7 +121,10 @@ describe('the lock page in Chromium', () => {
     await locks.withLock('cleanup', () => undefined, { label: 'cleanup' });
     const mine = await locks.acquire('export:users', { label: 'export' });
 
-    const context = await browser.newContext({ extraHTTPHeaders: { 'x-admin-token': TOKEN }, viewport: { width: 1100, height: 760 } });
+    const context = await browser.newContext({
+      extraHTTPHeaders: { 'x-admin-token': TOKEN },
+      viewport: { width: 1100, height: 760 },
+    });
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
@@ -113,7 +133,9 @@ describe('the lock page in Chromium', () => {
     expect(response!.status()).toBe(200);
 
     const heldNames = () => page.locator('#locks .name').allTextContents();
-    await page.waitForFunction(() => document.querySelectorAll('#locks .name').length === 3, undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelectorAll('#locks .name').length === 3, undefined, {
+      timeout: 10_000,
+    });
     expect((await heldNames()).sort()).toEqual(['export:users', 'invoice:7', 'report:2026-12']);
     const mineRow = page.locator('#locks tr', { hasText: 'export:users' });
     await expect(mineRow.textContent()).resolves.toContain('this process');
@@ -126,17 +148,28 @@ describe('the lock page in Chromium', () => {
     await expect(mineRow.locator('td').nth(5).textContent()).resolves.toMatch(/^\d.* ago$/);
     expect(await page.locator('#locks tr .bar > span').count()).toBe(3);
     expect(await page.locator('#store').textContent()).toBe('redis');
-    await page.waitForFunction(() => (document.querySelector('#recent')?.textContent ?? '').includes('cleanup'), undefined, { timeout: 5_000 });
-    expect(await page.locator('#counts tr', { hasText: 'cleanup' }).textContent()).toMatch(/cleanup\s*1\s*1\s*0\s*0\s*0/);
+    await page.waitForFunction(
+      () => (document.querySelector('#recent')?.textContent ?? '').includes('cleanup'),
+      undefined,
+      { timeout: 5_000 },
+    );
+    expect(await page.locator('#counts tr', { hasText: 'cleanup' }).textContent()).toMatch(
+      /cleanup\s*1\s*1\s*0\s*0\s*0/,
+    );
 
-    if (process.env.SAVE_LOCK_PAGE_SCREENSHOT) await page.screenshot({ path: join(repoRoot, 'docs/lock-page.png'), fullPage: true });
+    if (process.env.SAVE_LOCK_PAGE_SCREENSHOT)
+      await page.screenshot({ path: join(repoRoot, 'docs/lock-page.png'), fullPage: true });
 
     // The other process releases one: gone on the next refresh.
     child.stdin!.write('release invoice:7\n');
     await lines.next('released invoice:7');
-    await page.waitForFunction(() => ![...document.querySelectorAll('#locks .name')].some((e) => e.textContent === 'invoice:7'), undefined, {
-      timeout: 5_000,
-    });
+    await page.waitForFunction(
+      () => ![...document.querySelectorAll('#locks .name')].some((e) => e.textContent === 'invoice:7'),
+      undefined,
+      {
+        timeout: 5_000,
+      },
+    );
     expect((await heldNames()).sort()).toEqual(['export:users', 'report:2026-12']);
 
     // No owner token and no connection string reach the page.

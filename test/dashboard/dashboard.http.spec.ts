@@ -13,7 +13,9 @@ import { createHttpApp, httpAdapters } from '../support/http-adapters.js';
 @Injectable()
 class HeaderGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
-    return context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers['x-admin'] === 'yes';
+    return (
+      context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers['x-admin'] === 'yes'
+    );
   }
 }
 
@@ -31,7 +33,10 @@ describe.each(httpAdapters)('the lock page on %s', (_platform, adapter) => {
   beforeAll(async () => {
     store = new LeakyStore();
     const ref = await Test.createTestingModule({
-      imports: [LockModule.forRoot({ provider: store }), LockDashboardModule.register({ path: 'locks', guard: HeaderGuard })],
+      imports: [
+        LockModule.forRoot({ provider: store }),
+        LockDashboardModule.register({ path: 'locks', guard: HeaderGuard }),
+      ],
     }).compile();
     app = await createHttpApp(ref, adapter());
   });
@@ -43,7 +48,9 @@ describe.each(httpAdapters)('the lock page on %s', (_platform, adapter) => {
     const res = await request(app.getHttpServer()).get('/locks').set('x-admin', 'yes').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.headers['content-security-policy']).toMatch(/default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+'; connect-src 'self'/);
+    expect(res.headers['content-security-policy']).toMatch(
+      /default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+'; connect-src 'self'/,
+    );
     expect(res.text).toContain('<table>');
   });
 
@@ -55,7 +62,12 @@ describe.each(httpAdapters)('the lock page on %s', (_platform, adapter) => {
     const data = res.body as LockDashboardData;
     expect(data.store).toBe('memory');
     expect(data.locks.map((l) => l.name)).toContain('job:1');
-    expect(data.locks.find((l) => l.name === 'job:1')).toMatchObject({ mine: true, label: 'job', fencingToken: held.fencingToken, waiters: 0 });
+    expect(data.locks.find((l) => l.name === 'job:1')).toMatchObject({
+      mine: true,
+      label: 'job',
+      fencingToken: held.fencingToken,
+      waiters: 0,
+    });
     expect(data.counts.find((c) => c.name === 'job:2')).toMatchObject({ acquired: 1, storeErrors: 1 });
     const storeError = data.recent.find((e) => e.type === 'store-error')!;
     expect(storeError.detail).toContain('release: ');

@@ -6,7 +6,14 @@
  * store failure, close). The same behaviour against Redis:
  * test/stores/redis/local-hand-off.spec.ts.
  */
-import { LockAcquireError, LockError, LockManager, LockStoreError, type LockHandle, type LockModuleOptions } from '../../lib/index.js';
+import {
+  LockAcquireError,
+  LockError,
+  LockManager,
+  LockStoreError,
+  type LockHandle,
+  type LockModuleOptions,
+} from '../../lib/index.js';
 import { FakeLockProvider } from '../support/fake-lock-provider.js';
 
 const managers: LockManager[] = [];

@@ -107,7 +107,14 @@ describe('LockManager.withLock', () => {
     await m.withLock('s', () => undefined, { label: 'S' });
     expect(extra).toEqual(['acquired', 'answered', 'released']);
     expect(events.filter((e) => e.type === 'answered')).toEqual([
-      expect.objectContaining({ name: 's', label: 'S', wait: false, outcome: 'acquired', queued: false, fencingToken: expect.any(Number) }),
+      expect.objectContaining({
+        name: 's',
+        label: 'S',
+        wait: false,
+        outcome: 'acquired',
+        queued: false,
+        fencingToken: expect.any(Number),
+      }),
     ]);
     unsubscribe();
     throwing();
@@ -143,7 +150,9 @@ describe('LockManager.withLock', () => {
     const { m, provider, events } = manager();
     const release = await provider.hold('a');
     const started = Date.now();
-    const err = (await m.withLock('a', () => 1, { onHeld: 'wait', waitTimeout: 200 }).catch((e: unknown) => e)) as LockAcquireError;
+    const err = (await m
+      .withLock('a', () => 1, { onHeld: 'wait', waitTimeout: 200 })
+      .catch((e: unknown) => e)) as LockAcquireError;
     expect(err).toBeInstanceOf(LockAcquireError);
     expect(err.reason).toBe('timeout');
     expect(Date.now() - started).toBeGreaterThanOrEqual(150);
@@ -170,7 +179,9 @@ describe('LockManager.withLock', () => {
   test('nesting the same name fails at once with LockReentryError, not a stall', async () => {
     const { m } = manager();
     const started = Date.now();
-    const err = (await m.withLock('a', () => m.withLock('a', () => 1, { onHeld: 'wait' })).catch((e: unknown) => e)) as LockReentryError;
+    const err = (await m
+      .withLock('a', () => m.withLock('a', () => 1, { onHeld: 'wait' }))
+      .catch((e: unknown) => e)) as LockReentryError;
     expect(err).toBeInstanceOf(LockReentryError);
     expect(err.message).toContain('reentrant: true');
     expect(Date.now() - started).toBeLessThan(1000);
@@ -190,7 +201,10 @@ describe('LockManager.withLock', () => {
 
   test('sibling calls outside a lock are not mistaken for nesting', async () => {
     const { m } = manager();
-    const results = await Promise.all([m.withLock('s', () => 1, { onHeld: 'wait' }), m.withLock('s', () => 2, { onHeld: 'wait' })]);
+    const results = await Promise.all([
+      m.withLock('s', () => 1, { onHeld: 'wait' }),
+      m.withLock('s', () => 2, { onHeld: 'wait' }),
+    ]);
     expect(results).toEqual([1, 2]);
   });
 

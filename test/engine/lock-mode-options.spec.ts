@@ -59,7 +59,9 @@ describe('limit and mode are checked where they come in', () => {
   test('every entry point checks them', async () => {
     const locks = manager(new SupportingFakeProvider());
     await expect(locks.acquire('a', { limit: -1 })).rejects.toThrow(/acquire\("a"\): limit must be an integer >= 1/);
-    await expect(locks.tryAcquire('a', { mode: 'write' as 'exclusive' })).rejects.toThrow(/tryAcquire\("a"\): mode must be/);
+    await expect(locks.tryAcquire('a', { mode: 'write' as 'exclusive' })).rejects.toThrow(
+      /tryAcquire\("a"\): mode must be/,
+    );
   });
 });
 
@@ -67,24 +69,29 @@ describe('a store that does not support them', () => {
   test.each<[string, FakeLockProvider | MinimalLockProvider]>([
     ['a store without supports', new FakeLockProvider()],
     ['a custom store with only the required methods', new MinimalLockProvider('custom')],
-  ])('%s refuses a semaphore and a shared lock with LockOptionsError naming the store and what to use instead', async (_what, store) => {
-    const locks = manager(store);
-    const limit = await errorOf(() => locks.withLock('jobs', () => 1, { limit: 3 }));
-    expect(limit).toBeInstanceOf(LockOptionsError);
-    expect(limit.message).toContain(`Lock "jobs": the "${store.kind}" store cannot take limit: 3`);
-    expect(limit.message).toMatch(/Use a store that supports it .*or leave out limit for a plain lock\./);
-    const shared = await errorOf(() => locks.acquire('jobs', { mode: 'shared' }));
-    expect(shared).toBeInstanceOf(LockOptionsError);
-    expect(shared.message).toContain(`Lock "jobs": the "${store.kind}" store cannot take mode: 'shared'`);
-    expect(shared.message).toMatch(/leave out mode: 'shared' for a plain exclusive lock\./);
-    await expect(locks.tryAcquire('jobs', { limit: 2 })).rejects.toBeInstanceOf(LockOptionsError);
-    if (store instanceof FakeLockProvider) expect(store.calls.acquire).toBe(0);
-  });
+  ])(
+    '%s refuses a semaphore and a shared lock with LockOptionsError naming the store and what to use instead',
+    async (_what, store) => {
+      const locks = manager(store);
+      const limit = await errorOf(() => locks.withLock('jobs', () => 1, { limit: 3 }));
+      expect(limit).toBeInstanceOf(LockOptionsError);
+      expect(limit.message).toContain(`Lock "jobs": the "${store.kind}" store cannot take limit: 3`);
+      expect(limit.message).toMatch(/Use a store that supports it .*or leave out limit for a plain lock\./);
+      const shared = await errorOf(() => locks.acquire('jobs', { mode: 'shared' }));
+      expect(shared).toBeInstanceOf(LockOptionsError);
+      expect(shared.message).toContain(`Lock "jobs": the "${store.kind}" store cannot take mode: 'shared'`);
+      expect(shared.message).toMatch(/leave out mode: 'shared' for a plain exclusive lock\./);
+      await expect(locks.tryAcquire('jobs', { limit: 2 })).rejects.toBeInstanceOf(LockOptionsError);
+      if (store instanceof FakeLockProvider) expect(store.calls.acquire).toBe(0);
+    },
+  );
 
   test('takes a plain lock given as limit 1 or mode exclusive, which every store supports', async () => {
     const store = new FakeLockProvider();
     const locks = manager(store);
-    expect(await locks.withLock('jobs', (lock) => lock.fencingToken, { limit: 1, mode: 'exclusive' })).toBeGreaterThan(0);
+    expect(await locks.withLock('jobs', (lock) => lock.fencingToken, { limit: 1, mode: 'exclusive' })).toBeGreaterThan(
+      0,
+    );
     expect(store.calls.acquire).toBe(1);
   });
 
@@ -99,7 +106,8 @@ describe('a store that does not support them', () => {
 });
 
 describe('what reaches the store', () => {
-  const keys = (r: LockAcquireRequest): string[] => Object.keys(r).filter((k) => r[k as keyof LockAcquireRequest] !== undefined);
+  const keys = (r: LockAcquireRequest): string[] =>
+    Object.keys(r).filter((k) => r[k as keyof LockAcquireRequest] !== undefined);
 
   test('limit only above 1 and mode only when shared; a plain lock is asked as before', async () => {
     const store = new SupportingFakeProvider();
@@ -131,7 +139,14 @@ describe('what reaches the store', () => {
     const locks = manager(store);
     const signal = new AbortController().signal;
     await (await locks.acquire('s', { limit: 4, ttl: 5_000, waitTimeout: 60_000, signal })).release();
-    expect(store.requests[0]).toMatchObject({ key: 'lock:s', ttl: 5_000, wait: true, waitTimeout: 60_000, signal, limit: 4 });
+    expect(store.requests[0]).toMatchObject({
+      key: 'lock:s',
+      ttl: 5_000,
+      wait: true,
+      waitTimeout: 60_000,
+      signal,
+      limit: 4,
+    });
   });
 });
 

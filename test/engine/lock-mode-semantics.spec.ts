@@ -19,7 +19,12 @@ afterEach(async () => {
 });
 
 /** Runs `n` callers of `names` at once; returns the most that were inside together. */
-async function mostAtOnce(m: LockManager, names: string | string[], n: number, options: LockCallOptions): Promise<number> {
+async function mostAtOnce(
+  m: LockManager,
+  names: string | string[],
+  n: number,
+  options: LockCallOptions,
+): Promise<number> {
   let inside = 0;
   let most = 0;
   await Promise.all(
@@ -62,12 +67,19 @@ describe("mode: 'shared', a read lock", () => {
   test('readers hold together; a writer waits for them, and readers that come after a waiting writer wait behind it', async () => {
     const { m } = manager();
     expect(await mostAtOnce(m, 'catalogue', 5, { mode: 'shared' })).toBe(5);
-    const readers = await Promise.all([m.acquire('catalogue', { mode: 'shared' }), m.acquire('catalogue', { mode: 'shared' })]);
+    const readers = await Promise.all([
+      m.acquire('catalogue', { mode: 'shared' }),
+      m.acquire('catalogue', { mode: 'shared' }),
+    ]);
     expect(await m.tryAcquire('catalogue')).toBeNull();
     const order: string[] = [];
     const writer = m.withLock('catalogue', () => order.push('writer'), { onHeld: 'wait', waitTimeout: 20_000 });
     await sleep(20);
-    const lateReader = m.withLock('catalogue', () => order.push('late reader'), { mode: 'shared', onHeld: 'wait', waitTimeout: 20_000 });
+    const lateReader = m.withLock('catalogue', () => order.push('late reader'), {
+      mode: 'shared',
+      onHeld: 'wait',
+      waitTimeout: 20_000,
+    });
     await sleep(20);
     expect(order).toEqual([]);
     await Promise.all(readers.map((r) => r.release()));

@@ -24,7 +24,11 @@ import { BatchAcquiringFakeLockProvider, FakeLockProvider } from '../support/fak
 import { sleep } from '../support/sleep.js';
 
 const managers: LockManager[] = [];
-function manager(options: Partial<LockManagerOptions> = {}): { m: LockManager; memory: InMemoryLockProvider; events: LockEvent[] } {
+function manager(options: Partial<LockManagerOptions> = {}): {
+  m: LockManager;
+  memory: InMemoryLockProvider;
+  events: LockEvent[];
+} {
   const memory = (options.provider as InMemoryLockProvider | undefined) ?? new InMemoryLockProvider();
   const events: LockEvent[] = [];
   const m = new LockManager({ provider: memory, onEvent: (e) => events.push(e), ...options });
@@ -112,8 +116,16 @@ describe('a lock of several names', () => {
 
   test.each([
     ['an empty list', [], /withLock\(\): the list of lock names is empty.*Give at least one name/],
-    ['a list with an empty name', ['a', ''], /withLock\(\) \(names\[1\]\): a lock name must be a non-empty string, got ""/],
-    ['a list with a non-string', ['a', 7], /withLock\(\) \(names\[1\]\): a lock name must be a non-empty string, got 7/],
+    [
+      'a list with an empty name',
+      ['a', ''],
+      /withLock\(\) \(names\[1\]\): a lock name must be a non-empty string, got ""/,
+    ],
+    [
+      'a list with a non-string',
+      ['a', 7],
+      /withLock\(\) \(names\[1\]\): a lock name must be a non-empty string, got 7/,
+    ],
   ])('%s fails with LockOptionsError', async (_what, names, message) => {
     const { m } = manager();
     await expect(m.withLock(names as string[], () => 1)).rejects.toThrow(LockOptionsError);
@@ -164,7 +176,9 @@ describe('all or none', () => {
     expect((error as LockAcquireError).lockName).toBe('b');
     expect(performance.now() - started).toBeGreaterThanOrEqual(90);
     expect(memory.isHeld('a')).toBe(false);
-    await expect(m.withLock(['a', 'b'], () => 1, { onHeld: 'wait', waitTimeout: 50 })).rejects.toBeInstanceOf(LockAcquireError);
+    await expect(m.withLock(['a', 'b'], () => 1, { onHeld: 'wait', waitTimeout: 50 })).rejects.toBeInstanceOf(
+      LockAcquireError,
+    );
     expect(memory.isHeld('a')).toBe(false);
   });
 
@@ -215,9 +229,9 @@ describe('all or none', () => {
       expect(provider.isHeld('a') || provider.isHeld('b') || provider.isHeld('c')).toBe(false);
     }
     expect(events.filter((e) => e.type === 'store-error').map((e) => e.name)).toEqual(['a,b,c', 'a,b,c', 'a,b,c']);
-    expect(events.filter((e) => e.type === 'answered').map((e) => e.type === 'answered' && `${e.name}:${e.outcome}`)).toEqual(
-      [1, 2, 3].flatMap(() => ['a:store-error', 'b:store-error', 'c:store-error']),
-    );
+    expect(
+      events.filter((e) => e.type === 'answered').map((e) => e.type === 'answered' && `${e.name}:${e.outcome}`),
+    ).toEqual([1, 2, 3].flatMap(() => ['a:store-error', 'b:store-error', 'c:store-error']));
   });
 
   test('callers of overlapping names in opposite orders, across processes, never deadlock and never overlap', async () => {
@@ -295,12 +309,9 @@ describe('the handle of several names', () => {
   test('events come per name, as for single locks', async () => {
     const { m, events } = manager();
     await m.withLock(['b', 'a'], () => 1);
-    expect(events.filter((e) => e.type === 'acquired' || e.type === 'released').map((e) => `${e.type}:${e.name}`)).toEqual([
-      'acquired:a',
-      'acquired:b',
-      'released:a',
-      'released:b',
-    ]);
+    expect(
+      events.filter((e) => e.type === 'acquired' || e.type === 'released').map((e) => `${e.type}:${e.name}`),
+    ).toEqual(['acquired:a', 'acquired:b', 'released:a', 'released:b']);
   });
 });
 
@@ -369,11 +380,11 @@ describe('one store call for every name (a store with acquireMany)', () => {
     await lock.extend(10_000);
     expect(store.calls.extend).toBe(3);
     expect(events.filter((e) => e.type === 'acquired').map((e) => e.name)).toEqual(['a', 'b', 'c']);
-    expect(events.filter((e) => e.type === 'answered').map((e) => e.type === 'answered' && `${e.name}:${e.outcome}:${e.wait}`)).toEqual([
-      'a:acquired:true',
-      'b:acquired:true',
-      'c:acquired:true',
-    ]);
+    expect(
+      events
+        .filter((e) => e.type === 'answered')
+        .map((e) => e.type === 'answered' && `${e.name}:${e.outcome}:${e.wait}`),
+    ).toEqual(['a:acquired:true', 'b:acquired:true', 'c:acquired:true']);
     expect(events.filter((e) => e.type === 'waiting').map((e) => e.name)).toEqual(['a', 'b', 'c']);
     expect(await lock.release()).toBe(true);
     expect(store.calls.release).toBe(3);

@@ -6,7 +6,15 @@
  * could run, and the lease counts as over a drift margin before its end (see
  * docs/guarantees.md, "Clocks"). On the in-memory store through LockManager.
  */
-import { InMemoryLockProvider, LockLostError, LockManager, currentLock, type LockEvent, type LockHandle, type LockManagerOptions } from '../../lib/index.js';
+import {
+  InMemoryLockProvider,
+  LockLostError,
+  LockManager,
+  currentLock,
+  type LockEvent,
+  type LockHandle,
+  type LockManagerOptions,
+} from '../../lib/index.js';
 import { FakeLockProvider } from '../support/fake-lock-provider.js';
 import { RecordingLogger } from '../support/recording-logger.js';
 import { sleep } from '../support/sleep.js';
@@ -27,7 +35,12 @@ const managers: LockManager[] = [];
 function manager(options: Partial<LockManagerOptions> = {}) {
   const events: LockEvent[] = [];
   const logger = new RecordingLogger();
-  const m = new LockManager({ provider: new InMemoryLockProvider(), onEvent: (e) => events.push(e), logger, ...options });
+  const m = new LockManager({
+    provider: new InMemoryLockProvider(),
+    onEvent: (e) => events.push(e),
+    logger,
+    ...options,
+  });
   managers.push(m);
   return { m, events, logger, provider: m.provider };
 }
@@ -61,38 +74,43 @@ describe.each([
   ['renew: false', false],
   ['renew: true', true],
 ])('a holder whose event loop was blocked past its lease (%s)', (_label, renew) => {
-  test.each(firstReads)('the first synchronous read after the pause, %s, says it is not held', async (_read, stillHeld) => {
-    const { m: a, events, logger, provider } = manager();
-    const b = new LockManager({ provider });
-    managers.push(b);
-    const h = await a.acquire('x', { ttl: 300, renew });
-    const early = h.signal;
-    expect(early.aborted).toBe(false);
-    block(700);
-    expect(stillHeld(h, early)).toBe(false);
-    // Everything else agrees at once, before any timer ran.
-    expect(h.held).toBe(false);
-    expect(h.signal).toBe(early);
-    expect(early.aborted).toBe(true);
-    expect(early.reason).toBeInstanceOf(LockLostError);
-    expect(() => early.throwIfAborted()).toThrow(LockLostError);
-    expect(String((early.reason as Error).message)).toMatch(NOT_RUNNING);
-    expect(String((early.reason as Error).message)).toContain('Lock "x" was lost');
-    const lost = events.filter((e) => e.type === 'lost');
-    expect(lost).toHaveLength(1);
-    expect(logger.lines('warn', 'Lock "x" was lost')).toHaveLength(1);
-    const other = await b.tryAcquire('x');
-    expect(other).not.toBeNull();
-    expect(other!.fencingToken).toBeGreaterThan(h.fencingToken);
-    // Lost, not released: release answers false and touches nothing; extend throws the loss; the timer reports nothing more.
-    expect(await h.release()).toBe(false);
-    await expect(h.extend()).rejects.toBe(early.reason);
-    await sleep(50);
-    expect(events.filter((e) => e.type === 'lost')).toHaveLength(1);
-    expect(events.some((e) => e.type === 'released' && e.name === 'x' && e.fencingToken === h.fencingToken)).toBe(false);
-    expect(other!.held).toBe(true);
-    await other!.release();
-  });
+  test.each(firstReads)(
+    'the first synchronous read after the pause, %s, says it is not held',
+    async (_read, stillHeld) => {
+      const { m: a, events, logger, provider } = manager();
+      const b = new LockManager({ provider });
+      managers.push(b);
+      const h = await a.acquire('x', { ttl: 300, renew });
+      const early = h.signal;
+      expect(early.aborted).toBe(false);
+      block(700);
+      expect(stillHeld(h, early)).toBe(false);
+      // Everything else agrees at once, before any timer ran.
+      expect(h.held).toBe(false);
+      expect(h.signal).toBe(early);
+      expect(early.aborted).toBe(true);
+      expect(early.reason).toBeInstanceOf(LockLostError);
+      expect(() => early.throwIfAborted()).toThrow(LockLostError);
+      expect(String((early.reason as Error).message)).toMatch(NOT_RUNNING);
+      expect(String((early.reason as Error).message)).toContain('Lock "x" was lost');
+      const lost = events.filter((e) => e.type === 'lost');
+      expect(lost).toHaveLength(1);
+      expect(logger.lines('warn', 'Lock "x" was lost')).toHaveLength(1);
+      const other = await b.tryAcquire('x');
+      expect(other).not.toBeNull();
+      expect(other!.fencingToken).toBeGreaterThan(h.fencingToken);
+      // Lost, not released: release answers false and touches nothing; extend throws the loss; the timer reports nothing more.
+      expect(await h.release()).toBe(false);
+      await expect(h.extend()).rejects.toBe(early.reason);
+      await sleep(50);
+      expect(events.filter((e) => e.type === 'lost')).toHaveLength(1);
+      expect(events.some((e) => e.type === 'released' && e.name === 'x' && e.fencingToken === h.fencingToken)).toBe(
+        false,
+      );
+      expect(other!.held).toBe(true);
+      await other!.release();
+    },
+  );
 
   test('currentLock() in a locked call tells the truth at once after the pause', async () => {
     const { m, events } = manager();

@@ -31,7 +31,15 @@ const ownerOf = (lock: LockHandle): string => (lock as unknown as { owner: strin
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Waits for a permit of `name`; once granted, notes `label` and the token, then releases (unless `keep`). */
-function turn(locks: LockManager, name: string, limit: number, label: string, order: string[], tokens: number[], keep?: LockHandle[]): Promise<void> {
+function turn(
+  locks: LockManager,
+  name: string,
+  limit: number,
+  label: string,
+  order: string[],
+  tokens: number[],
+  keep?: LockHandle[],
+): Promise<void> {
   return locks.acquire(name, permit(limit)).then(async (lock) => {
     order.push(label);
     tokens.push(lock.fencingToken);

@@ -6,13 +6,23 @@
  */
 import 'reflect-metadata';
 import { Test } from '@nestjs/testing';
-import { InMemoryLockProvider, LockError, LockLostError, LockManager, LockModule, LockOptionsError, LockStoreError, Locked } from '../../lib/index.js';
+import {
+  InMemoryLockProvider,
+  LockError,
+  LockLostError,
+  LockManager,
+  LockModule,
+  LockOptionsError,
+  LockStoreError,
+  Locked,
+} from '../../lib/index.js';
 import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 import { MinimalLockProvider } from '../support/minimal-lock-provider.js';
 
 /** Words that tell a user what to do next. */
-const ACTION = /\b(must|use|set|pass|import|check|retry|raise|create|grant|install|release|call|give|fix|make|move|build|stop|leave|add)\b/i;
+const ACTION =
+  /\b(must|use|set|pass|import|check|retry|raise|create|grant|install|release|call|give|fix|make|move|build|stop|leave|add)\b/i;
 
 function fail(message: string): never {
   throw new Error(message);
@@ -83,7 +93,12 @@ const cases: Array<[what: string, run: () => unknown, subject: RegExp, type: new
     /withLock\("job"\)/,
     LockOptionsError,
   ],
-  ['an empty lock name', () => new LockManager({ provider: new InMemoryLockProvider() }).withLock('', () => 1), /withLock\(\): a lock name/, LockOptionsError],
+  [
+    'an empty lock name',
+    () => new LockManager({ provider: new InMemoryLockProvider() }).withLock('', () => 1),
+    /withLock\(\): a lock name/,
+    LockOptionsError,
+  ],
   [
     'a bad call option',
     () => new LockManager({ provider: new InMemoryLockProvider() }).withLock('job', () => 1, { ttl: -5 }),
@@ -91,8 +106,18 @@ const cases: Array<[what: string, run: () => unknown, subject: RegExp, type: new
     LockOptionsError,
   ],
   ['an unknown module option', () => LockModule.forRoot({ tll: 5 } as never), /unknown option "tll"/, LockOptionsError],
-  ['a bad isGlobal', () => LockModule.forRoot({ isGlobal: 'yes' as never }), /isGlobal must be true or false, got "yes"/, LockOptionsError],
-  ['@Locked on a non-method', () => Locked('x')({}, 'field', { value: 42 }), /@Locked\(\) on Object\.field/, LockOptionsError],
+  [
+    'a bad isGlobal',
+    () => LockModule.forRoot({ isGlobal: 'yes' as never }),
+    /isGlobal must be true or false, got "yes"/,
+    LockOptionsError,
+  ],
+  [
+    '@Locked on a non-method',
+    () => Locked('x')({}, 'field', { value: 42 }),
+    /@Locked\(\) on Object\.field/,
+    LockOptionsError,
+  ],
   ['@Locked with bad arguments', () => Locked(42 as never), /@Locked\(\): pass a name/, LockOptionsError],
   [
     '@Locked with name and nameFromContext',
@@ -107,7 +132,11 @@ const cases: Array<[what: string, run: () => unknown, subject: RegExp, type: new
         run() {}
       }
       const descriptor = Object.getOwnPropertyDescriptor(Reports.prototype, 'run')!;
-      const locked = Locked({ nameFromContext: (ctx) => ctx?.getType() ?? fail('no request') })(Reports.prototype, 'run', descriptor);
+      const locked = Locked({ nameFromContext: (ctx) => ctx?.getType() ?? fail('no request') })(
+        Reports.prototype,
+        'run',
+        descriptor,
+      );
       Object.defineProperty(Reports.prototype, 'run', locked as PropertyDescriptor);
       const ref = await Test.createTestingModule({ imports: [LockModule.forRoot()], providers: [Reports] }).compile();
       try {
@@ -126,7 +155,11 @@ const cases: Array<[what: string, run: () => unknown, subject: RegExp, type: new
         run() {}
       }
       const descriptor = Object.getOwnPropertyDescriptor(Plain.prototype, 'run')!;
-      Object.defineProperty(Plain.prototype, 'run', Locked('plain')(Plain.prototype, 'run', descriptor) as PropertyDescriptor);
+      Object.defineProperty(
+        Plain.prototype,
+        'run',
+        Locked('plain')(Plain.prototype, 'run', descriptor) as PropertyDescriptor,
+      );
       await new Plain().run();
     },
     /Plain\.run: no LockService/,
@@ -144,7 +177,12 @@ const cases: Array<[what: string, run: () => unknown, subject: RegExp, type: new
     /tableName must be an identifier/,
     LockOptionsError,
   ],
-  ['a PostgreSQL prune age', () => new PostgresLockProvider({ connection: 'postgres://db/app' }).prune(5), /prune: olderThanMs/, LockOptionsError],
+  [
+    'a PostgreSQL prune age',
+    () => new PostgresLockProvider({ connection: 'postgres://db/app' }).prune(5),
+    /prune: olderThanMs/,
+    LockOptionsError,
+  ],
   [
     'a PostgreSQL background pruning age',
     () => new PostgresLockProvider({ connection: 'postgres://db/app', prune: { olderThanMs: 1_000 } }),
@@ -181,7 +219,8 @@ const cases: Array<[what: string, run: () => unknown, subject: RegExp, type: new
   ],
   [
     'a limit with a shared mode',
-    () => new LockManager({ provider: new InMemoryLockProvider() }).withLock('job', () => 1, { limit: 3, mode: 'shared' }),
+    () =>
+      new LockManager({ provider: new InMemoryLockProvider() }).withLock('job', () => 1, { limit: 3, mode: 'shared' }),
     /withLock\("job"\): limit \(3\)/,
     LockOptionsError,
   ],
@@ -200,7 +239,10 @@ const cases: Array<[what: string, run: () => unknown, subject: RegExp, type: new
   [
     'a lease that ran out while the process did not run',
     async () => {
-      const lock = await new LockManager({ provider: new InMemoryLockProvider(), logger: { debug() {}, warn() {}, error() {} } }).acquire('job', {
+      const lock = await new LockManager({
+        provider: new InMemoryLockProvider(),
+        logger: { debug() {}, warn() {}, error() {} },
+      }).acquire('job', {
         ttl: 100,
         renew: false,
       });
@@ -228,7 +270,11 @@ describe('every error says what happened, to what, and what to do', () => {
       run() {}
     }
     const descriptor = Object.getOwnPropertyDescriptor(Jobs.prototype, 'run')!;
-    Object.defineProperty(Jobs.prototype, 'run', Locked('jobs')(Jobs.prototype, 'run', descriptor) as PropertyDescriptor);
+    Object.defineProperty(
+      Jobs.prototype,
+      'run',
+      Locked('jobs')(Jobs.prototype, 'run', descriptor) as PropertyDescriptor,
+    );
     const error = await errorOf(() => Test.createTestingModule({ providers: [Jobs] }).compile());
     expect(error.message).toMatch(/Jobs\.run: import LockModule\.forRoot\(\)/);
   });

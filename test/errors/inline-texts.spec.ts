@@ -29,7 +29,10 @@ const EXEMPT: Array<{ files: RegExp; why: string }> = [
       "the conformance kit is test code shipped to store authors: a case's title and its assertion texts say what it checks, beside the check " +
       "(what the kit says about a store's set-up and its options is in messages/testing.messages.ts)",
   },
-  { files: /^lib\/dashboard\/lock-dashboard\.page\.ts$/, why: "the lock page's HTML, CSS and script: its labels are its markup, shown in a browser" },
+  {
+    files: /^lib\/dashboard\/lock-dashboard\.page\.ts$/,
+    why: "the lock page's HTML, CSS and script: its labels are its markup, shown in a browser",
+  },
   {
     files: /^lib\/stores\/redis\/scripts\/lua-source\.cts$/,
     why: "CommonJS (it finds the shipped .lua files by __dirname), so it cannot import the ES module messages; its one error, an include cycle in the library's own Lua, is a bug of the library, never a user's",
@@ -54,7 +57,8 @@ interface InlineText {
 
 function literalText(node: ts.Node): string | undefined {
   if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
-  if (ts.isTemplateExpression(node)) return node.head.text + node.templateSpans.map((s) => HOLE + s.literal.text).join('');
+  if (ts.isTemplateExpression(node))
+    return node.head.text + node.templateSpans.map((s) => HOLE + s.literal.text).join('');
   return undefined;
 }
 
@@ -83,12 +87,18 @@ function chainText(node: ts.BinaryExpression): string | undefined {
 /** Literals that are names, not texts: module specifiers, literal types, property names. */
 function isName(node: ts.Node): boolean {
   const parent = node.parent;
-  if (ts.isImportDeclaration(parent) || ts.isExportDeclaration(parent) || ts.isExternalModuleReference(parent)) return true;
+  if (ts.isImportDeclaration(parent) || ts.isExportDeclaration(parent) || ts.isExternalModuleReference(parent))
+    return true;
   if (ts.isLiteralTypeNode(parent) || ts.isImportTypeNode(parent.parent)) return true;
-  if ((ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent) || ts.isPropertySignature(parent)) && parent.name === node) return true;
+  if (
+    (ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent) || ts.isPropertySignature(parent)) &&
+    parent.name === node
+  )
+    return true;
   if (
     ts.isCallExpression(parent) &&
-    (parent.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(parent.expression) && parent.expression.text === 'require'))
+    (parent.expression.kind === ts.SyntaxKind.ImportKeyword ||
+      (ts.isIdentifier(parent.expression) && parent.expression.text === 'require'))
   ) {
     return true;
   }
@@ -131,12 +141,17 @@ function inlineTexts(file: string, source: string): InlineText[] {
   };
   const visit = (node: ts.Node): void => {
     if (isSink(node)) node.arguments?.forEach(checkSinkArgument);
-    if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.PlusToken && !ts.isBinaryExpression(node.parent)) {
+    if (
+      ts.isBinaryExpression(node) &&
+      node.operatorToken.kind === ts.SyntaxKind.PlusToken &&
+      !ts.isBinaryExpression(node.parent)
+    ) {
       const text = chainText(node);
       if (text !== undefined && PROSE.test(text)) report(node, 'prose', text);
     }
     const text = literalText(node);
-    if (text !== undefined && !isName(node) && text.split(HOLE).some((part) => PROSE.test(part))) report(node, 'prose', text);
+    if (text !== undefined && !isName(node) && text.split(HOLE).some((part) => PROSE.test(part)))
+      report(node, 'prose', text);
     ts.forEachChild(node, visit);
   };
   visit(sf);
@@ -176,12 +191,17 @@ describe('user-readable texts live in lib/errors/messages/', () => {
     expect(found.sort()).toEqual(['10 prose', '4 prose', '4 sink', '5 prose', '5 sink', '6 prose', '7 sink'].sort());
     // The messages hold many texts: the reader sees them there.
     const messages = files.filter((f) => f.startsWith('lib/errors/messages/'));
-    expect(messages.flatMap((f) => inlineTexts(f, readFileSync(join(repoRoot, f), 'utf8'))).length).toBeGreaterThan(100);
+    expect(messages.flatMap((f) => inlineTexts(f, readFileSync(join(repoRoot, f), 'utf8'))).length).toBeGreaterThan(
+      100,
+    );
   });
 
-  test.each(EXEMPT.map((e) => [e.files.source, e] as const))('each exemption still covers a file (%s)', (_source, exempt) => {
-    expect(files.filter((f) => exempt.files.test(f)).length).toBeGreaterThan(0);
-  });
+  test.each(EXEMPT.map((e) => [e.files.source, e] as const))(
+    'each exemption still covers a file (%s)',
+    (_source, exempt) => {
+      expect(files.filter((f) => exempt.files.test(f)).length).toBeGreaterThan(0);
+    },
+  );
 
   test('no other lib file writes a text inline', () => {
     const checked = files.filter((f) => !EXEMPT.some((e) => e.files.test(f)));

@@ -69,7 +69,10 @@ describe('LockHealthIndicator on Redis', () => {
     const { RedisServer } = await import('../support/redis-server.js');
     const redis = await RedisServer.start();
     const ref = await Test.createTestingModule({
-      imports: [LockModule.forRoot({ redis: redis.url, commandTimeout: 500 }), TerminusModule.forRoot({ logger: false })],
+      imports: [
+        LockModule.forRoot({ redis: redis.url, commandTimeout: 500 }),
+        TerminusModule.forRoot({ logger: false }),
+      ],
       controllers: [HealthController],
       providers: [LockHealthIndicator],
     }).compile();
@@ -110,7 +113,10 @@ describe('LockHealthIndicator and the boot on a Redis that may evict lock keys (
     servers.push(redis);
     return redis.url;
   }
-  async function boot(options: Parameters<typeof LockModule.forRoot>[0], logger: RecordingLogger): Promise<INestApplication> {
+  async function boot(
+    options: Parameters<typeof LockModule.forRoot>[0],
+    logger: RecordingLogger,
+  ): Promise<INestApplication> {
     const ref = await Test.createTestingModule({
       imports: [LockModule.forRoot(options), TerminusModule.forRoot({ logger: false })],
       controllers: [HealthController],
@@ -143,7 +149,10 @@ describe('LockHealthIndicator and the boot on a Redis that may evict lock keys (
     const url = await evicting('volatile-lru');
     const logger = new RecordingLogger();
     const { RedisLockProvider } = await import('../../lib/stores/redis/index.js');
-    const own = [new RedisLockProvider({ redis: url, evictionCheck: 'fail' }), new RedisLockProvider({ redis: url, evictionCheck: 'fail' })];
+    const own = [
+      new RedisLockProvider({ redis: url, evictionCheck: 'fail' }),
+      new RedisLockProvider({ redis: url, evictionCheck: 'fail' }),
+    ];
     try {
       for (const options of [{ redis: url, evictionCheck: 'fail' as const }, { provider: own[0] }]) {
         const err = await boot(options, logger).catch((e: unknown) => e);

@@ -12,7 +12,11 @@ describe('LockService.inspect()', () => {
   test('names without the prefix; this process’s locks with grant time, exact token, label and local waiters; others’ without', async () => {
     const keyPrefix = `inspect-${randomBytes(4).toString('hex')}:`;
     const here = new LockManager({ provider: new RedisLockProvider({ redis: url }), keyPrefix });
-    const there = new LockManager({ provider: new RedisLockProvider({ redis: url }), keyPrefix, instanceId: 'replica-b' });
+    const there = new LockManager({
+      provider: new RedisLockProvider({ redis: url }),
+      keyPrefix,
+      instanceId: 'replica-b',
+    });
     try {
       const before = Date.now();
       const mine = await here.acquire('report:1', { label: 'report', ttl: 20_000 });
@@ -49,7 +53,10 @@ describe('LockService.inspect()', () => {
       // The other process's view: the same locks, the first one not its own.
       const seenThere = await there.inspect();
       // This one did not set instanceId: its locks name it by its default, <hostname>:<pid>.
-      expect(seenThere.locks.find((l) => l.name === 'report:1')).toMatchObject({ mine: false, instanceId: `${hostname()}:${process.pid}` });
+      expect(seenThere.locks.find((l) => l.name === 'report:1')).toMatchObject({
+        mine: false,
+        instanceId: `${hostname()}:${process.pid}`,
+      });
       expect(seenThere.locks.find((l) => l.name === 'report:2')).toMatchObject({ mine: true, instanceId: 'replica-b' });
 
       await mine.release();

@@ -93,9 +93,24 @@ test('one of two replicas leads; both see who; stopping the leader hands the nam
   expect(runsB).toHaveLength(0);
   expect(a.election.isLeader('relay')).toBe(true);
   expect(b.election.isLeader('relay')).toBe(false);
-  expect(await a.election.leader('relay')).toEqual({ name: 'relay', instanceId: 'replica-a', self: true, remainingMs: expect.any(Number) });
-  expect(await b.election.leader('relay')).toEqual({ name: 'relay', instanceId: 'replica-a', self: false, remainingMs: expect.any(Number) });
-  expect(a.events).toContainEqual({ type: 'elected', name: 'relay', fencingToken: runsA[0].token, instanceId: 'replica-a' });
+  expect(await a.election.leader('relay')).toEqual({
+    name: 'relay',
+    instanceId: 'replica-a',
+    self: true,
+    remainingMs: expect.any(Number),
+  });
+  expect(await b.election.leader('relay')).toEqual({
+    name: 'relay',
+    instanceId: 'replica-a',
+    self: false,
+    remainingMs: expect.any(Number),
+  });
+  expect(a.events).toContainEqual({
+    type: 'elected',
+    name: 'relay',
+    fencingToken: runsA[0].token,
+    instanceId: 'replica-a',
+  });
 
   const stoppedAt = Date.now();
   await a.election.stop();
@@ -116,7 +131,9 @@ test('a method that returns at once is not re-run in a loop: the replica gives t
   expect(starts.length).toBeGreaterThanOrEqual(2);
   expect(starts.length).toBeLessThanOrEqual(4);
   for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(290);
-  expect(a.events.filter((e) => e.type === 'resigned').map((e) => (e as { reason: string }).reason)).toContain('returned');
+  expect(a.events.filter((e) => e.type === 'resigned').map((e) => (e as { reason: string }).reason)).toContain(
+    'returned',
+  );
 });
 
 test('while one replica pauses after its method returned, another takes the name over at once', async () => {
@@ -186,7 +203,12 @@ test('InMemoryLockProvider.hold() with an instance id makes "another replica" th
   a.election.campaign('relay', { run: loop(runs) });
   await sleep(200);
   expect(runs).toHaveLength(0);
-  expect(await a.election.leader('relay')).toEqual({ name: 'relay', instanceId: 'replica-7', self: false, remainingMs: expect.any(Number) });
+  expect(await a.election.leader('relay')).toEqual({
+    name: 'relay',
+    instanceId: 'replica-7',
+    self: false,
+    remainingMs: expect.any(Number),
+  });
   await release();
   await until('leads after the hold ends', () => runs.length === 1, 1_000);
 });
@@ -297,7 +319,9 @@ test('invalid names and options, and a second campaign for a name, fail with Loc
     /ttl must be a finite number of milliseconds > 0 and at most 2147483647 .*, got 2147483648\./,
   );
   expect(() => a.election.campaign('n', { retryDelay: 1e20 })).toThrow(/retryDelay must be .* at most 2147483647/);
-  expect(() => a.election.campaign('n\u0000')).toThrow(/the leader name "n\\u0000" holds a control character U\+0000 at index 1/);
+  expect(() => a.election.campaign('n\u0000')).toThrow(
+    /the leader name "n\\u0000" holds a control character U\+0000 at index 1/,
+  );
   expect(() => a.election.campaign('\udc00')).toThrow(/the leader name "\\udc00" holds a lone surrogate U\+DC00/);
   expect(() => a.election.campaign('n'.repeat(513))).toThrow(/a leader name must be at most 512 characters/);
   expect(() => a.election.campaign('n', { instanceId: '' } as never)).toThrow(/instanceId/);

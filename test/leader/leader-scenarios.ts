@@ -45,7 +45,11 @@ export function leaderProcessScenarios(cluster: (name: string, n: number) => Pro
     expect(next.token).toBeGreaterThan(first.token);
     await sleep(500);
     paused.signal('SIGCONT');
-    const lost = await c.first('"lost" from the resumed leader', (e) => e.kind === 'lost' && e.replica === first.replica && e.token === first.token, 5_000);
+    const lost = await c.first(
+      '"lost" from the resumed leader',
+      (e) => e.kind === 'lost' && e.replica === first.replica && e.token === first.token,
+      5_000,
+    );
     expect(lost.reason).toMatch(/leadership ended/);
     await sleep(300);
     // Not one tick of its old term after it was stopped (the tick clock is read before the lease check).

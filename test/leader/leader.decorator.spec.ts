@@ -6,7 +6,15 @@ import 'reflect-metadata';
 import { Injectable, Module, SetMetadata } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { INestApplicationContext } from '@nestjs/common';
-import { InMemoryLockProvider, Leader, LeaderService, LockModule, LockOptionsError, type Leadership, type LockEvent } from '../../lib/index.js';
+import {
+  InMemoryLockProvider,
+  Leader,
+  LeaderService,
+  LockModule,
+  LockOptionsError,
+  type Leadership,
+  type LockEvent,
+} from '../../lib/index.js';
 import { sleep } from '../support/sleep.js';
 
 async function until(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -32,7 +40,11 @@ class OutboxRelay {
   @SetMetadata('other-decorator', 'kept')
   @Leader('outbox-relay', { ttl: 2_000, retryDelay: 200 })
   async relay(leadership: Leadership): Promise<void> {
-    const term: Term = { instanceId: leadership.instanceId, fencingToken: leadership.fencingToken, startedAt: Date.now() };
+    const term: Term = {
+      instanceId: leadership.instanceId,
+      fencingToken: leadership.fencingToken,
+      startedAt: Date.now(),
+    };
     this.terms.push(term);
     // Long-running: until leadership ends.
     await new Promise((resolve) => leadership.signal.addEventListener('abort', resolve, { once: true }));
@@ -41,7 +53,11 @@ class OutboxRelay {
   }
 }
 
-async function app(memory: InMemoryLockProvider, instanceId: string, events: LockEvent[] = []): Promise<INestApplicationContext> {
+async function app(
+  memory: InMemoryLockProvider,
+  instanceId: string,
+  events: LockEvent[] = [],
+): Promise<INestApplicationContext> {
   @Module({
     imports: [LockModule.forRoot({ provider: memory, instanceId, onEvent: (e) => events.push(e) })],
     providers: [OutboxRelay],
@@ -68,7 +84,12 @@ test('the @Leader method runs on one replica, with its leadership, without holdi
   const relayA = a.get(OutboxRelay);
   await until('a leads', () => relayA.terms.length === 1);
   expect(relayA.terms[0]).toMatchObject({ instanceId: 'replica-a' });
-  expect(events).toContainEqual({ type: 'elected', name: 'outbox-relay', fencingToken: relayA.terms[0].fencingToken, instanceId: 'replica-a' });
+  expect(events).toContainEqual({
+    type: 'elected',
+    name: 'outbox-relay',
+    fencingToken: relayA.terms[0].fencingToken,
+    instanceId: 'replica-a',
+  });
 
   const b = await app(memory, 'replica-b');
   apps.push(b);
@@ -121,7 +142,9 @@ test("@Leader keeps the method as it is, with other decorators' metadata", () =>
 test('invalid uses fail with LockOptionsError that says what to fix', () => {
   expect(() => Leader('')).toThrow(LockOptionsError);
   expect(() => Leader('x', { ttl: -5 })).toThrow(/ttl must be a finite number/);
-  expect(() => Leader('x', { ttl: 2 ** 31 })).toThrow(/ttl must be .* at most 2147483647 \(2\^31 − 1 ms, about 24\.8 days\), got 2147483648/);
+  expect(() => Leader('x', { ttl: 2 ** 31 })).toThrow(
+    /ttl must be .* at most 2147483647 \(2\^31 − 1 ms, about 24\.8 days\), got 2147483648/,
+  );
   expect(() => Leader('x\n')).toThrow(/the leader name "x\\n" holds a control character U\+000A/);
   expect(() => Leader('x', { run: () => {} } as never)).toThrow(/run is not an option of @Leader/);
   expect(() => {

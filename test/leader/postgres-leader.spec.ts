@@ -48,7 +48,11 @@ test('PostgreSQL stopped, then started again: the leader aborts its signal befor
   await sleep(500);
   const stoppedAt = Date.now();
   await server.stop({ mode: 'fast' });
-  const lost = await c.first('"lost" from the leader', (e) => e.kind === 'lost' && e.replica === first.replica && e.token === first.token, ttl + 3_000);
+  const lost = await c.first(
+    '"lost" from the leader',
+    (e) => e.kind === 'lost' && e.replica === first.replica && e.token === first.token,
+    ttl + 3_000,
+  );
   expect(lost.at).toBeLessThan(lost.leaseEnd!);
   expect(lost.at - stoppedAt).toBeLessThan(ttl);
   await sleep(Math.max(0, stoppedAt + ttl + 1_000 - Date.now()));
@@ -56,6 +60,11 @@ test('PostgreSQL stopped, then started again: the leader aborts its signal befor
   const next = await c.elected(lost.at, 20_000);
   expect(next.token).toBeGreaterThan(first.token);
   await sleep(1_000);
-  for (const r of c.replicas) expect({ replica: r.id, alive: r.alive, stderr: r.alive ? '' : r.stderr }).toEqual({ replica: r.id, alive: true, stderr: '' });
+  for (const r of c.replicas)
+    expect({ replica: r.id, alive: r.alive, stderr: r.alive ? '' : r.stderr }).toEqual({
+      replica: r.id,
+      alive: true,
+      stderr: '',
+    });
   c.expectNoOverlap();
 }, 60_000);

@@ -26,7 +26,14 @@ afterEach(async () => {
 });
 
 async function cluster(name: string, n: number, lease = ttl): Promise<Replicas> {
-  const settings: WorkerSettings = { store: 'redis', url: redis.url, name, ttl: lease, retryDelay: 300, commandTimeout: 1_000 };
+  const settings: WorkerSettings = {
+    store: 'redis',
+    url: redis.url,
+    name,
+    ttl: lease,
+    retryDelay: 300,
+    commandTimeout: 1_000,
+  };
   replicas = new Replicas(settings);
   await replicas.start(n);
   return replicas;
@@ -40,7 +47,11 @@ test('Redis unreachable (paused): the leader aborts its signal before its lease 
   await sleep(500);
   const pausedAt = Date.now();
   redis.pause();
-  const lost = await c.first('"lost" from the leader', (e) => e.kind === 'lost' && e.replica === first.replica && e.token === first.token, ttl + 3_000);
+  const lost = await c.first(
+    '"lost" from the leader',
+    (e) => e.kind === 'lost' && e.replica === first.replica && e.token === first.token,
+    ttl + 3_000,
+  );
   expect(lost.at).toBeLessThan(lost.leaseEnd!);
   expect(lost.at - pausedAt).toBeLessThan(ttl);
   await sleep(Math.max(0, pausedAt + ttl + 1_000 - Date.now()));
@@ -64,6 +75,11 @@ test('Redis restarted (its locks forgotten): leadership comes back without resta
   const next = await c.elected(killedAt, 15_000);
   expect(next.token).toBeGreaterThan(first.token);
   await sleep(1_000);
-  for (const r of c.replicas) expect({ replica: r.id, alive: r.alive, stderr: r.alive ? '' : r.stderr }).toEqual({ replica: r.id, alive: true, stderr: '' });
+  for (const r of c.replicas)
+    expect({ replica: r.id, alive: r.alive, stderr: r.alive ? '' : r.stderr }).toEqual({
+      replica: r.id,
+      alive: true,
+      stderr: '',
+    });
   c.expectNoOverlap();
 }, 40_000);

@@ -46,7 +46,10 @@ export class Replica {
     this.ready = new Promise((r) => (this.readyResolve = r));
     this.child = spawn(
       process.execPath,
-      [compiledScript(new URL('./fixtures/leader-worker.js', import.meta.url)), JSON.stringify({ ...settings, instanceId: id })],
+      [
+        compiledScript(new URL('./fixtures/leader-worker.js', import.meta.url)),
+        JSON.stringify({ ...settings, instanceId: id }),
+      ],
       {
         env: { ...process.env, NODE_OPTIONS: '' },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -87,7 +90,10 @@ export class Replicas {
 
   /** Starts `n` replicas and waits until each is ready (bootstrapped). */
   async start(n: number, prefix = 'replica'): Promise<void> {
-    const started = Array.from({ length: n }, (_, i) => new Replica(`${prefix}-${this.replicas.length + i + 1}`, this.settings, (e) => this.events.push(e)));
+    const started = Array.from(
+      { length: n },
+      (_, i) => new Replica(`${prefix}-${this.replicas.length + i + 1}`, this.settings, (e) => this.events.push(e)),
+    );
     this.replicas.push(...started);
     await Promise.all(
       started.map((r) =>
@@ -115,7 +121,9 @@ export class Replicas {
       const e = this.events.find((x) => x.kind === 'elected' && x.at >= after && x.replica !== not);
       if (e) return e;
       if (Date.now() > deadline) {
-        throw new Error(`no replica${not ? ` other than ${not}` : ''} was elected within ${timeoutMs} ms; events: ${this.summary()}`);
+        throw new Error(
+          `no replica${not ? ` other than ${not}` : ''} was elected within ${timeoutMs} ms; events: ${this.summary()}`,
+        );
       }
       await sleep(10);
     }
@@ -164,7 +172,9 @@ export class Replicas {
     for (let i = 1; i < terms.length; i++) {
       const [a, b] = [terms[i - 1], terms[i]];
       if (!(a.last < b.first) || !(a.token < b.token)) {
-        throw new Error(`terms overlap or tokens do not rise: ${JSON.stringify(a)} then ${JSON.stringify(b)}\nall terms: ${JSON.stringify(terms, null, 1)}`);
+        throw new Error(
+          `terms overlap or tokens do not rise: ${JSON.stringify(a)} then ${JSON.stringify(b)}\nall terms: ${JSON.stringify(terms, null, 1)}`,
+        );
       }
     }
   }
@@ -176,7 +186,9 @@ export class Replicas {
 
   summary(): string {
     const logs = this.replicas.filter((r) => r.stderr).map((r) => `\n${r.id} stderr: ${r.stderr.slice(-1_500)}`);
-    return JSON.stringify(this.terms()) + ' ' + JSON.stringify(this.events.filter((e) => e.kind !== 'tick')) + logs.join('');
+    return (
+      JSON.stringify(this.terms()) + ' ' + JSON.stringify(this.events.filter((e) => e.kind !== 'tick')) + logs.join('')
+    );
   }
 
   /** Kills every replica still running (SIGCONT first, for a stopped one) and waits for them to exit. */

@@ -75,17 +75,19 @@ class Real {
       manager,
       state: 'pending',
       abort,
-      settled: this.managers[manager].acquire(this.name, { ttl: LONG, renew: false, signal: abort.signal, ...options }).then(
-        (handle) => {
-          waiter.state = 'granted';
-          waiter.handle = handle;
-          this.handles.set(id, handle);
-        },
-        (error: unknown) => {
-          waiter.state = 'failed';
-          waiter.error = error;
-        },
-      ),
+      settled: this.managers[manager]
+        .acquire(this.name, { ttl: LONG, renew: false, signal: abort.signal, ...options })
+        .then(
+          (handle) => {
+            waiter.state = 'granted';
+            waiter.handle = handle;
+            this.handles.set(id, handle);
+          },
+          (error: unknown) => {
+            waiter.state = 'failed';
+            waiter.error = error;
+          },
+        ),
     };
     this.waiters.set(id, waiter);
     return waiter;
@@ -129,7 +131,8 @@ function fail(message: string): never {
 
 /** Records a grant: tokens strictly increase, and the grantee becomes the one owner. */
 function grant(model: Model, id: number, handle: LockHandle, short = false): void {
-  if (!(handle.fencingToken > model.lastToken)) fail(`fencing token ${handle.fencingToken} is not above the previous ${model.lastToken}`);
+  if (!(handle.fencingToken > model.lastToken))
+    fail(`fencing token ${handle.fencingToken} is not above the previous ${model.lastToken}`);
   if (!handle.held) fail(`lock ${id} was granted but is not held`);
   model.lastToken = handle.fencingToken;
   model.owner = id;
@@ -156,7 +159,8 @@ async function handOn(model: Model, real: Real): Promise<void> {
   grant(model, head, w.handle!);
   await sleep(5);
   for (const other of model.queue) {
-    if (real.waiters.get(other)!.state !== 'pending') fail(`waiter ${other} settled out of turn (the head was ${head})`);
+    if (real.waiters.get(other)!.state !== 'pending')
+      fail(`waiter ${other} settled out of turn (the head was ${head})`);
   }
 }
 
@@ -172,7 +176,10 @@ class TryCmd implements Cmd {
     const ttl = this.short ? real.timing.shortLease : LONG;
     const handle = await real.managers[this.manager].tryAcquire(real.name, { ttl, renew: false });
     if (!model.free) {
-      if (handle) fail(`try by manager ${this.manager} was granted while ${model.owner === null ? 'waiters were queued' : `${model.owner} held the lock`}`);
+      if (handle)
+        fail(
+          `try by manager ${this.manager} was granted while ${model.owner === null ? 'waiters were queued' : `${model.owner} held the lock`}`,
+        );
       return;
     }
     if (!handle) fail(`try by manager ${this.manager} found the lock held; nobody holds it or waits`);
@@ -225,7 +232,9 @@ class BoundedWaitCmd implements Cmd {
     }
     await settled(w, 'a bounded wait');
     if (this.abort ? w.error !== reason : !(w.error instanceof LockAcquireError)) {
-      fail(`a ${this.abort ? 'aborted' : 'timed-out'} wait ended with ${w.state === 'granted' ? 'a grant' : String(w.error)}`);
+      fail(
+        `a ${this.abort ? 'aborted' : 'timed-out'} wait ended with ${w.state === 'granted' ? 'a grant' : String(w.error)}`,
+      );
     }
   }
   toString(): string {
@@ -244,7 +253,8 @@ class AbortQueuedCmd implements Cmd {
     const reason = new Error('model abort');
     w.abort.abort(reason);
     await settled(w, 'an aborted waiter');
-    if (w.error !== reason) fail(`aborted waiter ${id} ended with ${w.state === 'granted' ? 'a grant' : String(w.error)}`);
+    if (w.error !== reason)
+      fail(`aborted waiter ${id} ended with ${w.state === 'granted' ? 'a grant' : String(w.error)}`);
     model.queue.splice(model.queue.indexOf(id), 1);
   }
   toString(): string {
@@ -285,7 +295,8 @@ class ExtendCmd extends OnGrantedCmd {
         return false;
       },
     );
-    if (extended !== (id === model.owner)) fail(`extend of ${id} ${extended ? 'succeeded' : 'failed'}; the owner is ${model.owner}`);
+    if (extended !== (id === model.owner))
+      fail(`extend of ${id} ${extended ? 'succeeded' : 'failed'}; the owner is ${model.owner}`);
     if (extended) model.shortSince = undefined; // a long lease now
   }
   toString(): string {

@@ -4,7 +4,9 @@ import { modelTest } from './lock-model.js';
 
 const table = uniqueTable('model');
 // Three instances: each provider has its own pool and LISTEN connection.
-const providers = [0, 1, 2].map(() => new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }));
+const providers = [0, 1, 2].map(
+  () => new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
+);
 afterAll(async () => {
   await Promise.all(providers.map((p) => p.close()));
   await dropLockTables(table);

@@ -10,7 +10,15 @@ import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
-import { InMemoryLockProvider, LockJobDelayedError, LockModule, LockOptionsError, LockStoreError, Locked, LockProvider } from '../../lib/index.js';
+import {
+  InMemoryLockProvider,
+  LockJobDelayedError,
+  LockModule,
+  LockOptionsError,
+  LockStoreError,
+  Locked,
+  LockProvider,
+} from '../../lib/index.js';
 import { RecordingLogger } from '../support/recording-logger.js';
 import { sleep } from '../support/sleep.js';
 
@@ -87,7 +95,9 @@ test('@OnEvent with the store down: each event is skipped, logged once per cause
     await Promise.all([events.emitAsync('audit'), events.emitAsync('audit')]);
     expect(app.get(Listener).runs).toBe(0);
     expect(logs.lines('error')).toEqual([
-      expect.stringMatching(/^Lock store failed for event handler "audit\.(above|below)"; skipped this event: .*ECONNREFUSED/),
+      expect.stringMatching(
+        /^Lock store failed for event handler "audit\.(above|below)"; skipped this event: .*ECONNREFUSED/,
+      ),
     ]);
   } finally {
     await app.close();
@@ -121,14 +131,17 @@ describe('jobDelay', () => {
   test('outside a processor call (no job, no token) it fails with LockOptionsError before taking the lock', async () => {
     const { app } = await start(new InMemoryLockProvider());
     try {
-      await expect(app.get(Processor).process(new RecordedJob({ account: 'a' }))).rejects.toThrow(/jobDelay needs a BullMQ processor method/);
+      await expect(app.get(Processor).process(new RecordedJob({ account: 'a' }))).rejects.toThrow(
+        /jobDelay needs a BullMQ processor method/,
+      );
     } finally {
       await app.close();
     }
   });
 
   test('a bad jobDelay, or one with onHeld, fails at decoration', () => {
-    const decorate = (options: object) => () => Locked('x', options)(class {}.prototype, 'process', { value: () => undefined });
+    const decorate = (options: object) => () =>
+      Locked('x', options)(class {}.prototype, 'process', { value: () => undefined });
     expect(decorate({ jobDelay: -1 })).toThrow(LockOptionsError);
     expect(decorate({ jobDelay: -1 })).toThrow(/jobDelay must be a duration in ms/);
     expect(decorate({ jobDelay: 100, onHeld: 'wait' })).toThrow(/drop onHeld: 'wait', or drop jobDelay/);

@@ -18,7 +18,10 @@ const config = () => ({ LOCK_PREFIX: 'cfg:', LOCK_TTL: 12_345 });
 class LockConfig implements LockOptionsFactory {
   constructor(private readonly config: ConfigService) {}
   createLockOptions(): LockModuleOptions {
-    return { keyPrefix: this.config.getOrThrow<string>('LOCK_PREFIX'), ttl: this.config.getOrThrow<number>('LOCK_TTL') };
+    return {
+      keyPrefix: this.config.getOrThrow<string>('LOCK_PREFIX'),
+      ttl: this.config.getOrThrow<number>('LOCK_TTL'),
+    };
   }
 }
 
@@ -49,7 +52,10 @@ describe('LockModule.forRootAsync with @nestjs/config', () => {
         LockModule.forRootAsync({
           imports: [ConfigModule],
           inject: [ConfigService],
-          useFactory: (c: ConfigService) => ({ keyPrefix: c.getOrThrow<string>('LOCK_PREFIX'), ttl: c.getOrThrow<number>('LOCK_TTL') }),
+          useFactory: (c: ConfigService) => ({
+            keyPrefix: c.getOrThrow<string>('LOCK_PREFIX'),
+            ttl: c.getOrThrow<number>('LOCK_TTL'),
+          }),
         }),
       ],
     }).compile();
@@ -91,9 +97,9 @@ describe('LockModule.forRootAsync with @nestjs/config', () => {
       imports: [LockModule.forRootAsync({ useFactory: () => ({ ttl: 'thirty seconds' as unknown as number }) })],
     }).compile();
     await expect(compile).rejects.toThrow(LockOptionsError);
-    await expect(Test.createTestingModule({ imports: [LockModule.forRootAsync({ useFactory: () => ({ ttl: -1 }) })] }).compile()).rejects.toThrow(
-      /ttl must be a finite number/,
-    );
+    await expect(
+      Test.createTestingModule({ imports: [LockModule.forRootAsync({ useFactory: () => ({ ttl: -1 }) })] }).compile(),
+    ).rejects.toThrow(/ttl must be a finite number/);
   });
 
   test('isGlobal: false keeps LockService inside the importing module', async () => {

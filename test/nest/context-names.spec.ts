@@ -23,7 +23,14 @@ import {
   type PipeTransform,
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientProxy, type TcpContext } from '@nestjs/microservices';
+import {
+  ClientProxyFactory,
+  MessagePattern,
+  Payload,
+  Transport,
+  type ClientProxy,
+  type TcpContext,
+} from '@nestjs/microservices';
 import { SubscribeMessage, WebSocketGateway } from '@nestjs/websockets';
 import { IoAdapter } from '@nestjs/platform-socket.io';
 import { ScheduleModule, Interval } from '@nestjs/schedule';
@@ -31,7 +38,14 @@ import { io, type Socket as ClientSocket } from 'socket.io-client';
 import type { Socket } from 'socket.io';
 import request from 'supertest';
 import { firstValueFrom, from, map, type Observable } from 'rxjs';
-import { InMemoryLockProvider, LockExceptionFilter, LockModule, LockOptionsError, Locked, currentLock } from '../../lib/index.js';
+import {
+  InMemoryLockProvider,
+  LockExceptionFilter,
+  LockModule,
+  LockOptionsError,
+  Locked,
+  currentLock,
+} from '../../lib/index.js';
 import { createHttpApp, httpAdapters } from '../support/http-adapters.js';
 import { freePort } from '../support/free-port.js';
 import { sleep } from '../support/sleep.js';
@@ -211,7 +225,12 @@ describe('@Locked({ nameFromContext }) over HTTP', () => {
 
     test('a name that is no name fails the call with the LockOptionsError naming the method', async () => {
       await request(app.getHttpServer()).get('/bad-name').expect(500);
-      expect(logs.lines('error', 'LockOptionsError: @Locked() on ReportsController.badName (name function): a lock name must be')).toHaveLength(1);
+      expect(
+        logs.lines(
+          'error',
+          'LockOptionsError: @Locked() on ReportsController.badName (name function): a lock name must be',
+        ),
+      ).toHaveLength(1);
     });
   });
 
@@ -228,7 +247,9 @@ describe('@Locked({ nameFromContext }) over HTTP', () => {
         .strict()
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(LockOptionsError);
-      expect((err as Error).message).toContain('@Locked() on Reports.strict: the nameFromContext function threw: no request here');
+      expect((err as Error).message).toContain(
+        '@Locked() on Reports.strict: the nameFromContext function threw: no request here',
+      );
       expect((err as Error).message).toContain('also when it gets no context');
       const bad = await ref
         .get(ReportsController)
@@ -237,7 +258,10 @@ describe('@Locked({ nameFromContext }) over HTTP', () => {
       expect(bad).toBeInstanceOf(LockOptionsError);
       expect((bad as Error).message).toContain('ReportsController.badName');
       seen.length = 0;
-      await expect(ref.get(ReportsController).get(3)).resolves.toEqual({ lock: 'tenant:none:report:3', nested: 'report:3:none' });
+      await expect(ref.get(ReportsController).get(3)).resolves.toEqual({
+        lock: 'tenant:none:report:3',
+        nested: 'report:3:none',
+      });
       expect(seen).toEqual([
         ['ReportsController.get', undefined],
         ['Reports.build', undefined],
@@ -257,7 +281,9 @@ describe('@Locked({ nameFromContext }) at decoration', () => {
   });
 
   test('a nameFromContext that is not a function is refused', () => {
-    expect(() => Locked({ nameFromContext: 'tenant' as never })({}, 'm', { value: () => 1 })).toThrow(/nameFromContext must be a function/);
+    expect(() => Locked({ nameFromContext: 'tenant' as never })({}, 'm', { value: () => 1 })).toThrow(
+      /nameFromContext must be a function/,
+    );
   });
 
   test('a method without nameFromContext gets no interceptor', () => {
@@ -318,7 +344,9 @@ describe('@Locked({ nameFromContext }) on a TCP @MessagePattern', () => {
     await sleep(300);
     const same = await firstValueFrom(client.send('report.build', { tenant: 'acme' })).catch((e: unknown) => e);
     expect(same).toMatchObject({ status: 409, lock: 'report.build:acme' });
-    await expect(firstValueFrom(client.send('report.build', { tenant: 'globex' }))).resolves.toBe('report.build:globex');
+    await expect(firstValueFrom(client.send('report.build', { tenant: 'globex' }))).resolves.toBe(
+      'report.build:globex',
+    );
     await expect(first).resolves.toBe('report.build:acme');
   });
 
@@ -332,7 +360,8 @@ describe('@Locked({ nameFromContext }) on a TCP @MessagePattern', () => {
 class Boards {
   @SubscribeMessage('draw')
   @Locked({
-    nameFromContext: (ctx: ExecutionContext | undefined) => `board:${ctx?.switchToWs().getClient<Socket>().handshake.auth.board ?? 'none'}`,
+    nameFromContext: (ctx: ExecutionContext | undefined) =>
+      `board:${ctx?.switchToWs().getClient<Socket>().handshake.auth.board ?? 'none'}`,
   })
   async draw() {
     await sleep(1_000);
@@ -369,7 +398,10 @@ describe('@Locked({ nameFromContext }) on a socket.io gateway', () => {
     const [a1, a2, b] = await Promise.all([connect('a'), connect('a'), connect('b')]);
     const first = a1.timeout(10_000).emitWithAck('draw', {});
     await sleep(300);
-    const [same, other] = await Promise.all([a2.timeout(10_000).emitWithAck('draw', {}), b.timeout(10_000).emitWithAck('draw', {})]);
+    const [same, other] = await Promise.all([
+      a2.timeout(10_000).emitWithAck('draw', {}),
+      b.timeout(10_000).emitWithAck('draw', {}),
+    ]);
     expect(same).toMatchObject({ status: 409, lock: 'board:a' });
     expect(other).toEqual({ lock: 'board:b' });
     await expect(first).resolves.toEqual({ lock: 'board:a' });

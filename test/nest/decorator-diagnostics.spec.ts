@@ -103,7 +103,9 @@ describe('lock names that are bugs', () => {
     );
     const error = await failed;
     expect(error).toBeInstanceOf(LockOptionsError);
-    expect((error as Error).message).toMatch(/@Locked\(\) on Orders\.byObject .*"order:\[object Object\]".*stringified object/);
+    expect((error as Error).message).toMatch(
+      /@Locked\(\) on Orders\.byObject .*"order:\[object Object\]".*stringified object/,
+    );
     expect(o.runs).toBe(0);
     expect(() => Locked('job:[object Object]')).not.toThrow(); // (the factory takes any options...)
     expect(() => Locked('job:[object Object]')({}, 'm', { value: () => undefined })).toThrow(/stringified object/); // ...the name is checked on decoration
@@ -127,7 +129,8 @@ describe('lock names that are bugs', () => {
   test('names that merely contain those words do not warn', async () => {
     const { ref } = await orders();
     const locks = ref.get(LockService);
-    for (const name of ['nullable-report', 'undefinedness', 'NaNa:1', 'job:null_safe']) await locks.withLock(name, () => 1);
+    for (const name of ['nullable-report', 'undefinedness', 'NaNa:1', 'job:null_safe'])
+      await locks.withLock(name, () => 1);
     expect(logger.lines('warn')).toEqual([]);
     await ref.close();
   });
@@ -151,7 +154,10 @@ describe('log volume: a held lock is a normal outcome', () => {
 
   test('500 skipped and 500 refused calls log one line each, then one summary each on close; no warnings', async () => {
     const memory = new InMemoryLockProvider();
-    const ref = await Test.createTestingModule({ imports: [LockModule.forRoot({ provider: memory })], providers: [Job] })
+    const ref = await Test.createTestingModule({
+      imports: [LockModule.forRoot({ provider: memory })],
+      providers: [Job],
+    })
       .setLogger(logger)
       .compile();
     const job = ref.get(Job);

@@ -61,13 +61,17 @@ describe('onEvent sees every lock operation, with names and durations', () => {
     const releaseWait = await memory.hold('ev:wait');
     await expect(work.wait()).rejects.toThrow(/Timed out/);
     await releaseWait();
-    expect(events.find((e) => e.type === 'timeout' && e.name === 'ev:wait')).toMatchObject({ waitMs: expect.any(Number) });
+    expect(events.find((e) => e.type === 'timeout' && e.name === 'ev:wait')).toMatchObject({
+      waitMs: expect.any(Number),
+    });
 
     await work.long();
     expect(events.filter((e) => e.type === 'extended' && e.name === 'ev:long').length).toBeGreaterThanOrEqual(2);
 
     await work.lost();
-    expect(events.find((e) => e.type === 'lost' && e.name === 'ev:lost')).toMatchObject({ reason: expect.stringContaining('renew is off') });
+    expect(events.find((e) => e.type === 'lost' && e.name === 'ev:lost')).toMatchObject({
+      reason: expect.stringContaining('renew is off'),
+    });
 
     memory.failAcquire = true;
     await expect(work.fast()).rejects.toBeInstanceOf(LockStoreError);

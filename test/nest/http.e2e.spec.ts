@@ -1,5 +1,16 @@
 import 'reflect-metadata';
-import { Controller, Get, HttpCode, Injectable, Param, ParseIntPipe, Post, Sse, UseFilters, type INestApplication } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  HttpCode,
+  Injectable,
+  Param,
+  ParseIntPipe,
+  Post,
+  Sse,
+  UseFilters,
+  type INestApplication,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { Observable, interval, map, take } from 'rxjs';
@@ -264,7 +275,9 @@ describe.each(httpAdapters)('a store that is down (%s)', (_name, adapter) => {
   const logs = new RecordingLogger();
 
   test('answers 503 through the filter, naming the lock but not the store; the cause is logged once', async () => {
-    const [res, again] = await Promise.all([1, 2].map(() => request(app.getHttpServer()).post('/down/payouts').expect(503)));
+    const [res, again] = await Promise.all(
+      [1, 2].map(() => request(app.getHttpServer()).post('/down/payouts').expect(503)),
+    );
     expect(res.body).toEqual({
       statusCode: 503,
       error: 'Service Unavailable',
@@ -276,7 +289,9 @@ describe.each(httpAdapters)('a store that is down (%s)', (_name, adapter) => {
     // The cause is for the server's log: once for both calls (the repeat is counted for the minute's summary).
     const logged = logs.lines('warn', DOWN_CAUSE);
     expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatch(/^Answered 503: Lock store failed during acquire of lock "payouts": Redis at 10\.1\.2\.3:6399/);
+    expect(logged[0]).toMatch(
+      /^Answered 503: Lock store failed during acquire of lock "payouts": Redis at 10\.1\.2\.3:6399/,
+    );
   });
 
   test('with detailedStoreErrors the body carries the full cause (internal services)', async () => {

@@ -8,7 +8,14 @@ import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Interval, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
-import { InMemoryLockProvider, LockAcquireError, LockModule, LockOptionsError, Locked, currentLock } from '../../lib/index.js';
+import {
+  InMemoryLockProvider,
+  LockAcquireError,
+  LockModule,
+  LockOptionsError,
+  Locked,
+  currentLock,
+} from '../../lib/index.js';
 import { FakeLockProvider } from '../support/fake-lock-provider.js';
 
 /** A fake store that says it supports semaphores and shared locks; it records what it is asked. */
@@ -42,7 +49,10 @@ class Catalogue {
 }
 
 async function boot(provider: FakeLockProvider) {
-  const ref = await Test.createTestingModule({ imports: [LockModule.forRoot({ provider }), ScheduleModule.forRoot()], providers: [Catalogue] }).compile();
+  const ref = await Test.createTestingModule({
+    imports: [LockModule.forRoot({ provider }), ScheduleModule.forRoot()],
+    providers: [Catalogue],
+  }).compile();
   await ref.init();
   return ref;
 }
@@ -94,7 +104,10 @@ describe('@Locked with limit and mode', () => {
 
   test('on a store that cannot take them, the call fails with LockOptionsError and the method does not run', async () => {
     const store = new FakeLockProvider();
-    const ref = await Test.createTestingModule({ imports: [LockModule.forRoot({ provider: store })], providers: [Catalogue] }).compile();
+    const ref = await Test.createTestingModule({
+      imports: [LockModule.forRoot({ provider: store })],
+      providers: [Catalogue],
+    }).compile();
     try {
       await expect(ref.get(Catalogue).read()).rejects.toThrow(/the "fake" store cannot take mode: 'shared'/);
       await expect(ref.get(Catalogue).export()).rejects.toThrow(/the "fake" store cannot take limit: 3/);
@@ -134,7 +147,10 @@ class Ledger {
 describe('@Locked with several names', () => {
   async function bootLedger() {
     const memory = new InMemoryLockProvider();
-    const ref = await Test.createTestingModule({ imports: [LockModule.forRoot({ provider: memory })], providers: [Ledger] }).compile();
+    const ref = await Test.createTestingModule({
+      imports: [LockModule.forRoot({ provider: memory })],
+      providers: [Ledger],
+    }).compile();
     return { memory, ref, ledger: ref.get(Ledger) };
   }
 
@@ -175,7 +191,9 @@ describe('@Locked with several names', () => {
     const { ref, ledger } = await bootLedger();
     try {
       await expect(ledger.batch([])).rejects.toThrow(LockOptionsError);
-      await expect(ledger.batch([])).rejects.toThrow(/@Locked\(\) on Ledger\.batch \(name function\): the list of lock names is empty.*Give at least one name/);
+      await expect(ledger.batch([])).rejects.toThrow(
+        /@Locked\(\) on Ledger\.batch \(name function\): the list of lock names is empty.*Give at least one name/,
+      );
     } finally {
       await ref.close();
     }

@@ -194,7 +194,10 @@ describe('@Locked on providers', () => {
 
   beforeAll(async () => {
     memory = new InMemoryLockProvider();
-    const ref = await Test.createTestingModule({ imports: [LockModule.forRoot({ provider: memory })], providers: [Jobs] }).compile();
+    const ref = await Test.createTestingModule({
+      imports: [LockModule.forRoot({ provider: memory })],
+      providers: [Jobs],
+    }).compile();
     jobs = ref.get(Jobs);
   });
 
@@ -253,9 +256,13 @@ describe('@Locked on providers', () => {
     const where = /^@Locked\(\) on Jobs\.byId \(name function\): /;
     await expect(jobs.byId('a\u0000b')).rejects.toThrow(LockOptionsError);
     await expect(jobs.byId('a\u0000b')).rejects.toThrow(where);
-    await expect(jobs.byId('a\u0000b')).rejects.toThrow(/the lock name "job:a\\u0000b" holds a control character U\+0000 at index 5/);
+    await expect(jobs.byId('a\u0000b')).rejects.toThrow(
+      /the lock name "job:a\\u0000b" holds a control character U\+0000 at index 5/,
+    );
     await expect(jobs.byId('\ud800')).rejects.toThrow(/holds a lone surrogate U\+D800/);
-    await expect(jobs.byId('x'.repeat(MAX_LOCK_NAME_LENGTH))).rejects.toThrow(/a lock name must be at most 512 characters .*\(516 characters\)/);
+    await expect(jobs.byId('x'.repeat(MAX_LOCK_NAME_LENGTH))).rejects.toThrow(
+      /a lock name must be at most 512 characters .*\(516 characters\)/,
+    );
     expect(jobs.calls).toEqual([]);
     expect(await jobs.byId('x'.repeat(MAX_LOCK_NAME_LENGTH - 4))).toBeUndefined();
     expect(jobs.calls).toEqual(['byId ran']);

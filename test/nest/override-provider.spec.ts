@@ -2,7 +2,15 @@ import 'reflect-metadata';
 import { Controller, Module, Post, UseFilters, type INestApplication } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import request from 'supertest';
-import { InMemoryLockProvider, LockError, LockExceptionFilter, LockModule, LockProvider, LockService, Locked } from '../../lib/index.js';
+import {
+  InMemoryLockProvider,
+  LockError,
+  LockExceptionFilter,
+  LockModule,
+  LockProvider,
+  LockService,
+  Locked,
+} from '../../lib/index.js';
 
 @Controller('reports')
 @UseFilters(new LockExceptionFilter())
@@ -71,7 +79,9 @@ describe('module-level checks', () => {
   test('forRoot with options that are not an object fails with LockOptionsError', () => {
     expect(() => LockModule.forRoot(null as unknown as object)).toThrow(/must be an object, got null/);
     expect(() => LockModule.forRoot('redis://x' as unknown as object)).toThrow(/must be an object/);
-    expect(() => LockModule.forRoot({ isGlobal: 'yes' as unknown as boolean })).toThrow(/isGlobal must be true or false/);
+    expect(() => LockModule.forRoot({ isGlobal: 'yes' as unknown as boolean })).toThrow(
+      /isGlobal must be true or false/,
+    );
   });
 
   test('with NODE_ENV=production the in-memory provider warns once at boot that locks do not span instances', async () => {
@@ -114,12 +124,19 @@ describe('the module closes on shutdown the store it built, never one given or p
   }
 
   test('a store built from the options (the in-memory default) is closed', async () => {
-    expect(await keptAfterClose(() => Test.createTestingModule({ imports: [LockModule.forRoot()] }).compile())).toBe(false);
+    expect(await keptAfterClose(() => Test.createTestingModule({ imports: [LockModule.forRoot()] }).compile())).toBe(
+      false,
+    );
   });
 
   test("the options' own provider stays open", async () => {
     const store = new InMemoryLockProvider();
-    expect(await keptAfterClose(() => Test.createTestingModule({ imports: [LockModule.forRoot({ provider: store })] }).compile(), store)).toBe(true);
+    expect(
+      await keptAfterClose(
+        () => Test.createTestingModule({ imports: [LockModule.forRoot({ provider: store })] }).compile(),
+        store,
+      ),
+    ).toBe(true);
   });
 
   test("a test module's replacement of LockProvider stays open", async () => {

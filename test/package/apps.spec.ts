@@ -96,13 +96,18 @@ describe.each(SHAPES)('$label (test/apps/$app) with the packed library', (shape)
         expect(health.status).toBe(200);
         expect(((await health.json()) as { info: { locks: { status: string } } }).info.locks.status).toBe('up');
       } catch (err) {
-        throw new Error(`${(err as Error).message}\n--- the app's stdout ---\n${app.stdout}\n--- its stderr ---\n${app.stderr}`, { cause: err });
+        throw new Error(
+          `${(err as Error).message}\n--- the app's stdout ---\n${app.stdout}\n--- its stderr ---\n${app.stderr}`,
+          { cause: err },
+        );
       } finally {
         await app.stop();
       }
       // Nothing else on stderr: no ExperimentalWarning for require() of Nest 12's ES modules, no error.
       // (The cron package notes a tick that started late on a busy machine: load, not a fault.)
-      const stderr = app.stderr.split('\n').filter((line) => line !== '' && !/^\[Cron\] Missed execution deadline by \d+ms/.test(line));
+      const stderr = app.stderr
+        .split('\n')
+        .filter((line) => line !== '' && !/^\[Cron\] Missed execution deadline by \d+ms/.test(line));
       expect(stderr).toEqual([]);
     }, 120_000);
 

@@ -42,9 +42,18 @@ describe(`test/apps/${APP} with the packed library`, () => {
 
   /** The app on the cache's database, with its names; `port()` waits until it listens. */
   function start() {
-    const env = { ...childEnv(), NO_COLOR: '1', PORT: '0', REDIS_URL: `redis://127.0.0.1:6379/${DB}`, CLIENT_NAME: clientName, LOCK_PREFIX: prefix };
+    const env = {
+      ...childEnv(),
+      NO_COLOR: '1',
+      PORT: '0',
+      REDIS_URL: `redis://127.0.0.1:6379/${DB}`,
+      CLIENT_NAME: clientName,
+      LOCK_PREFIX: prefix,
+    };
     const child = spawn(process.execPath, ['dist/main.js'], { cwd: dir, env });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
+    const exited = new Promise<number | null>((resolve) =>
+      child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))),
+    );
     const app = Object.assign(new RunningApp(child), {
       async port(): Promise<number> {
         await app.waitFor('Listening on http', 60_000);
@@ -73,19 +82,26 @@ describe(`test/apps/${APP} with the packed library`, () => {
       // The route cached its result through the same client, on the same database.
       expect(await onDb.exists('report')).toBe(1);
       // The lock scripts ran on the cache's own connection (node-redis names it), on that database.
-      const connections = ((await onDb.client('LIST')) as string).split('\n').filter((line) => line.includes(` name=${clientName} `));
+      const connections = ((await onDb.client('LIST')) as string)
+        .split('\n')
+        .filter((line) => line.includes(` name=${clientName} `));
       expect(connections.length).toBeGreaterThanOrEqual(1);
       for (const line of connections) expect(line).toContain(` db=${DB} `);
       expect(connections.some((line) => / cmd=(evalsha|eval|set) /.test(line))).toBe(true);
     } catch (err) {
       await app.stop();
-      throw new Error(`${(err as Error).message}\n--- the app's stdout ---\n${app.stdout}\n--- its stderr ---\n${app.stderr}`, { cause: err });
+      throw new Error(
+        `${(err as Error).message}\n--- the app's stdout ---\n${app.stdout}\n--- its stderr ---\n${app.stderr}`,
+        { cause: err },
+      );
     }
     // Shutdown: the lock module closes only what it opened (its subscriber); cache-manager closes its client.
     child.kill('SIGTERM');
     await exited;
     expect(`${app.stdout}${app.stderr}`).not.toMatch(/ERROR|WARN|^\s+at /m);
-    const left = ((await onDb.client('LIST')) as string).split('\n').filter((line) => line.includes(` name=${clientName} `));
+    const left = ((await onDb.client('LIST')) as string)
+      .split('\n')
+      .filter((line) => line.includes(` name=${clientName} `));
     expect(left).toEqual([]);
   }, 120_000);
 
@@ -107,7 +123,10 @@ describe(`test/apps/${APP} with the packed library`, () => {
       expect(await onDb.exists(`{${prefix}report}`)).toBe(0);
     } catch (err) {
       await app.stop();
-      throw new Error(`${(err as Error).message}\n--- the app's stdout ---\n${app.stdout}\n--- its stderr ---\n${app.stderr}`, { cause: err });
+      throw new Error(
+        `${(err as Error).message}\n--- the app's stdout ---\n${app.stdout}\n--- its stderr ---\n${app.stderr}`,
+        { cause: err },
+      );
     }
   }, 120_000);
 });

@@ -47,7 +47,12 @@ describe(`test/apps/${APP} with the packed library`, () => {
 
   test('on Node 24, four concurrent GraphQL queries on Apollo: one report, three CONFLICT errors naming the lock, ping resolves; no stack in the log', async () => {
     const node = nodeBinary('24');
-    const env = { ...childEnv(node), NO_COLOR: '1', TCP_PORT: String(await freePort()), RUN_ID: `jest${randomBytes(4).toString('hex')}` };
+    const env = {
+      ...childEnv(node),
+      NO_COLOR: '1',
+      TCP_PORT: String(await freePort()),
+      RUN_ID: `jest${randomBytes(4).toString('hex')}`,
+    };
     const app = new RunningApp(spawn(node, ['dist/main.js'], { cwd: dir, env }));
     try {
       await app.waitFor('Ready:', 60_000);

@@ -14,7 +14,12 @@ const pkg = JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { name: 
 function node(code: string): { status: number | null; stdout: string; stderr: string } {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  return spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: root, env, encoding: 'utf8', timeout: 20_000 });
+  return spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
 }
 
 describe('the published package', () => {
@@ -45,7 +50,12 @@ describe('the published package', () => {
       expect(names).toContain(name);
     }
     // The stores have entries of their own, so the root loads no store code.
-    for (const name of ['RedisLockProvider', 'PostgresLockProvider', 'DEFAULT_POSTGRES_LOCK_TABLE', 'POSTGRES_LOCK_SCHEMA_SQL']) {
+    for (const name of [
+      'RedisLockProvider',
+      'PostgresLockProvider',
+      'DEFAULT_POSTGRES_LOCK_TABLE',
+      'POSTGRES_LOCK_SCHEMA_SQL',
+    ]) {
       expect(names).not.toContain(name);
     }
   });
@@ -122,7 +132,11 @@ describe('the published package', () => {
       expect(files).toContain('dist/cjs/index.js');
       expect(files).toContain('dist/cjs/stores/lock-provider.factory.js');
       expect(files).toContain('dist/cjs/stores/memory/index.js');
-      expect(files.filter((f) => /^dist\/cjs\/stores\/(redis|postgres|mysql)\/|node_modules\/(ioredis|pg|pg-[^/]+|mysql2)\//.test(f))).toEqual([]);
+      expect(
+        files.filter((f) =>
+          /^dist\/cjs\/stores\/(redis|postgres|mysql)\/|node_modules\/(ioredis|pg|pg-[^/]+|mysql2)\//.test(f),
+        ),
+      ).toEqual([]);
       // A control: the store entries do load their store's code.
       expect(cachedAfter(how, `${pkg.name}/redis`)).toContain('dist/cjs/stores/redis/redis-lock.provider.js');
       expect(cachedAfter(how, `${pkg.name}/postgres`)).toContain('dist/cjs/stores/postgres/postgres-lock.provider.js');
@@ -183,9 +197,13 @@ describe('the published package', () => {
       expect(seen.names).toEqual(['describeLockProviderConformance', 'lockProviderConformance', 'runPausedHolder']);
       const files = seen.files.map((f) => f.slice(root.length));
       expect(files).toContain('dist/cjs/testing/index.js');
-      expect(files.filter((f) => /node_modules\/(jest|jest-[^/]+|@jest\/[^/]+|vitest|@vitest\/[^/]+|ioredis|pg|mysql2|@nestjs\/terminus)\//.test(f))).toEqual(
-        [],
-      );
+      expect(
+        files.filter((f) =>
+          /node_modules\/(jest|jest-[^/]+|@jest\/[^/]+|vitest|@vitest\/[^/]+|ioredis|pg|mysql2|@nestjs\/terminus)\//.test(
+            f,
+          ),
+        ),
+      ).toEqual([]);
       expect(files.filter((f) => /^dist\/cjs\/stores\/(redis|postgres|mysql)\//.test(f))).toEqual([]);
     },
   );

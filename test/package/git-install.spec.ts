@@ -24,13 +24,18 @@ test('an app installs the package from git: the build runs, and require and impo
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `git+file://${repoRoot}#${commit}`], {
-    cwd: app,
-    env,
-    encoding: 'utf8',
-    timeout: 900_000,
-  });
-  if (install.status !== 0) throw new Error(`npm install from git failed (exit ${install.status}):\n${install.stdout}\n${install.stderr}`);
+  const install = spawnSync(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--prefer-offline', `git+file://${repoRoot}#${commit}`],
+    {
+      cwd: app,
+      env,
+      encoding: 'utf8',
+      timeout: 900_000,
+    },
+  );
+  if (install.status !== 0)
+    throw new Error(`npm install from git failed (exit ${install.status}):\n${install.stdout}\n${install.stderr}`);
 
   const installed = join(app, 'node_modules/nest-lock');
   expect(existsSync(join(installed, 'dist/cjs/index.js'))).toBe(true);

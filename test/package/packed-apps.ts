@@ -26,7 +26,9 @@ export function childEnv(nodeBin?: string): NodeJS.ProcessEnv {
 export function sh(command: string, args: string[], cwd: string, what: string, nodeBin?: string): string {
   const run = spawnSync(command, args, { cwd, env: childEnv(nodeBin), encoding: 'utf8', timeout: 600_000 });
   if (run.status !== 0) {
-    throw new Error(`${what} failed (${command} ${args.join(' ')} in ${cwd}, exit ${run.status}):\n${run.stdout}\n${run.stderr}`);
+    throw new Error(
+      `${what} failed (${command} ${args.join(' ')} in ${cwd}, exit ${run.status}):\n${run.stdout}\n${run.stderr}`,
+    );
   }
   return run.stdout;
 }
@@ -53,7 +55,8 @@ export function installedModules(app: string): string {
   const done = join(cacheRoot, `${app}-${hash}`);
   if (existsSync(done)) return join(done, 'node_modules');
   mkdirSync(cacheRoot, { recursive: true });
-  for (const old of readdirSync(cacheRoot).filter((d) => d.startsWith(`${app}-`))) rmSync(join(cacheRoot, old), { recursive: true, force: true });
+  for (const old of readdirSync(cacheRoot).filter((d) => d.startsWith(`${app}-`)))
+    rmSync(join(cacheRoot, old), { recursive: true, force: true });
   const work = mkdtempSync(join(cacheRoot, `.${app}-`));
   cpSync(join(source, 'package.json'), join(work, 'package.json'));
   cpSync(join(source, 'package-lock.json'), join(work, 'package-lock.json'));
@@ -72,12 +75,20 @@ export function installedModules(app: string): string {
 export function prepareApp(app: string, packed: PackedLibrary): string {
   const modules = installedModules(app);
   const dir = mkdtempSync(join(tmpdir(), `nest-lock-${app}-`));
-  cpSync(join(repoRoot, 'test/apps', app), dir, { recursive: true, filter: (src) => !/node_modules|[/\\]dist$/.test(src) });
+  cpSync(join(repoRoot, 'test/apps', app), dir, {
+    recursive: true,
+    filter: (src) => !/node_modules|[/\\]dist$/.test(src),
+  });
   execFileSync('cp', ['-al', modules, join(dir, 'node_modules')]);
   // npm rewrites this file in place: give the copy its own, so the cache keeps its.
   rmSync(join(dir, 'node_modules/.package-lock.json'), { force: true });
   cpSync(join(modules, '.package-lock.json'), join(dir, 'node_modules/.package-lock.json'));
-  sh('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefer-offline', packed.tarball], dir, `npm install of the packed library into ${app}`);
+  sh(
+    'npm',
+    ['install', '--no-save', '--no-audit', '--no-fund', '--prefer-offline', packed.tarball],
+    dir,
+    `npm install of the packed library into ${app}`,
+  );
   sh('npm', ['run', 'build'], dir, `nest build of ${app}`);
   return dir;
 }
@@ -97,8 +108,10 @@ export class RunningApp {
   async waitFor(text: string, ms: number): Promise<void> {
     const end = Date.now() + ms;
     while (!this.stdout.includes(text)) {
-      if (this.exited !== undefined) throw new Error(`the app exited (${this.exited}) before printing "${text}":\n${this.stdout}\n${this.stderr}`);
-      if (Date.now() > end) throw new Error(`the app did not print "${text}" within ${ms} ms:\n${this.stdout}\n${this.stderr}`);
+      if (this.exited !== undefined)
+        throw new Error(`the app exited (${this.exited}) before printing "${text}":\n${this.stdout}\n${this.stderr}`);
+      if (Date.now() > end)
+        throw new Error(`the app did not print "${text}" within ${ms} ms:\n${this.stdout}\n${this.stderr}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

@@ -25,7 +25,9 @@ export interface PackedLibrary {
  */
 export function packLibrary(): PackedLibrary {
   if (!existsSync(join(repoRoot, 'dist/cjs/index.js')) || !existsSync(join(repoRoot, 'dist/esm/index.mjs'))) {
-    throw new Error('dist/cjs or dist/esm is missing: run `npm run build:all` (npm test does) before the package tests');
+    throw new Error(
+      'dist/cjs or dist/esm is missing: run `npm run build:all` (npm test does) before the package tests',
+    );
   }
   const dest = mkdtempSync(join(tmpdir(), 'nest-lock-pack-'));
   const env: NodeJS.ProcessEnv = { ...process.env, NEST_LOCK_PACK_BUILT: '1' };

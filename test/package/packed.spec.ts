@@ -11,7 +11,15 @@ import { dirname, join, normalize } from 'node:path';
 import { installUnpacked, packLibrary, repoRoot, type PackedLibrary } from './packed-library.js';
 
 /** The entry points of the "exports" map, as built files under dist/cjs and dist/esm (and sources under lib/). */
-const ENTRIES = ['index', 'health/index', 'dashboard/index', 'testing/index', 'stores/redis/index', 'stores/postgres/index', 'stores/mysql/index'];
+const ENTRIES = [
+  'index',
+  'health/index',
+  'dashboard/index',
+  'testing/index',
+  'stores/redis/index',
+  'stores/postgres/index',
+  'stores/mysql/index',
+];
 
 let packed: PackedLibrary;
 let unpacked: string;
@@ -25,7 +33,12 @@ afterAll(() => {
   rmSync(unpacked, { recursive: true, force: true });
 });
 
-function run(command: string, args: string[], cwd: string, timeout = 60_000): { status: number | null; stdout: string; stderr: string } {
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  timeout = 60_000,
+): { status: number | null; stdout: string; stderr: string } {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
   return spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout });
@@ -40,7 +53,9 @@ describe('the packed tarball', () => {
     const groupOf = (f: string) => (f.startsWith('dist/') ? f.split('/', 2).join('/') : f.split('/')[0]);
     const groups = new Set(packed.files.map(groupOf));
     expect([...groups].sort()).toEqual(['LICENSE', 'README.md', 'dist/cjs', 'dist/esm', 'lib', 'package.json']);
-    expect(packed.files.filter((f) => /(^|\/)(test|tests|bench|sample|fixtures?|__tests__)(\/|$)|\.spec\.|\.test\./.test(f))).toEqual([]);
+    expect(
+      packed.files.filter((f) => /(^|\/)(test|tests|bench|sample|fixtures?|__tests__)(\/|$)|\.spec\.|\.test\./.test(f)),
+    ).toEqual([]);
 
     const sources = packed.files.filter((f) => f.startsWith('lib/'));
     expect(sources).toContain('lib/index.ts');
@@ -58,14 +73,18 @@ describe('the packed tarball', () => {
     }
     expect(readFileSync(join(unpacked, 'node_modules/nest-lock/LICENSE'), 'utf8')).toContain('MIT License');
     // The .d.ts keep the JSDoc, so editors show it.
-    expect(readFileSync(join(unpacked, 'node_modules/nest-lock/dist/cjs/nest/locked.decorator.d.ts'), 'utf8')).toContain('Runs the method under a lock');
+    expect(
+      readFileSync(join(unpacked, 'node_modules/nest-lock/dist/cjs/nest/locked.decorator.d.ts'), 'utf8'),
+    ).toContain('Runs the method under a lock');
   });
 
   test('every source map points at sources that ship in the tarball', () => {
     const maps = packed.files.filter((f) => f.endsWith('.map'));
     expect(maps.length).toBeGreaterThan(10);
     for (const map of maps) {
-      const { sources } = JSON.parse(readFileSync(join(unpacked, 'node_modules/nest-lock', map), 'utf8')) as { sources: string[] };
+      const { sources } = JSON.parse(readFileSync(join(unpacked, 'node_modules/nest-lock', map), 'utf8')) as {
+        sources: string[];
+      };
       expect(sources.length).toBeGreaterThan(0);
       for (const source of sources) {
         expect(packed.files).toContain(normalize(join(dirname(map), source)));
@@ -74,14 +93,20 @@ describe('the packed tarball', () => {
   });
 
   test('publint finds nothing, not even a suggestion', () => {
-    const lint = run(join(repoRoot, 'node_modules/.bin/publint'), ['run', packed.tarball, '--strict', '--level', 'suggestion'], repoRoot);
+    const lint = run(
+      join(repoRoot, 'node_modules/.bin/publint'),
+      ['run', packed.tarball, '--strict', '--level', 'suggestion'],
+      repoRoot,
+    );
     expect(lint.stdout + lint.stderr).toContain('All good!');
     expect(lint.status).toBe(0);
   });
 
   test('Are The Types Wrong finds no problem for node10, node16 (CommonJS and ESM) and bundler resolution', () => {
     const attw = run(join(repoRoot, 'node_modules/.bin/attw'), [packed.tarball, '--format', 'json'], repoRoot);
-    const report = JSON.parse(attw.stdout) as { analysis: { problems: unknown[]; entrypoints: Record<string, unknown> } };
+    const report = JSON.parse(attw.stdout) as {
+      analysis: { problems: unknown[]; entrypoints: Record<string, unknown> };
+    };
     expect(report.analysis.problems).toEqual([]);
     expect(Object.keys(report.analysis.entrypoints).sort()).toEqual([
       '.',
@@ -138,14 +163,33 @@ describe('the packed tarball', () => {
     expect(seen.where).toBe(join(unpacked, 'node_modules/nest-lock/dist/cjs/index.js'));
     // The ES module entry exports every name of the CommonJS build (it is generated from it), and the same values.
     expect(seen.esmNames).toEqual(seen.names);
-    expect(seen.names).toEqual(expect.arrayContaining(['LockModule', 'Locked', 'LockProvider', 'LockService', 'InMemoryLockProvider', 'LockExceptionFilter']));
+    expect(seen.names).toEqual(
+      expect.arrayContaining([
+        'LockModule',
+        'Locked',
+        'LockProvider',
+        'LockService',
+        'InMemoryLockProvider',
+        'LockExceptionFilter',
+      ]),
+    );
     expect(seen.different).toEqual([]);
-    expect(seen).toMatchObject({ sameProvider: true, sameService: true, sameHealth: true, sameRedis: true, samePostgres: true, redisIsAProvider: true });
+    expect(seen).toMatchObject({
+      sameProvider: true,
+      sameService: true,
+      sameHealth: true,
+      sameRedis: true,
+      samePostgres: true,
+      redisIsAProvider: true,
+    });
   });
 
   test('its manifest has no install-time script (the repository keeps prepare, for git installs), so npm installs it without a warning', () => {
-    const scripts = (file: string) => Object.keys((JSON.parse(readFileSync(file, 'utf8')) as { scripts?: object }).scripts ?? {});
-    expect(scripts(join(unpacked, 'node_modules/nest-lock/package.json')).filter((s) => INSTALL_SCRIPTS.includes(s))).toEqual([]);
+    const scripts = (file: string) =>
+      Object.keys((JSON.parse(readFileSync(file, 'utf8')) as { scripts?: object }).scripts ?? {});
+    expect(
+      scripts(join(unpacked, 'node_modules/nest-lock/package.json')).filter((s) => INSTALL_SCRIPTS.includes(s)),
+    ).toEqual([]);
     expect(scripts(join(repoRoot, 'package.json'))).toContain('prepare');
     // postpack put the repository's own manifest back (scripts/packed-manifest.mjs).
     expect(existsSync(join(repoRoot, 'dist/package.json.before-pack'))).toBe(false);
@@ -153,7 +197,12 @@ describe('the packed tarball', () => {
     const app = mkdtempSync(join(tmpdir(), 'nest-lock-tarball-app-'));
     try {
       writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
-      const install = run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', packed.tarball], app, 300_000);
+      const install = run(
+        'npm',
+        ['install', '--no-audit', '--no-fund', '--prefer-offline', packed.tarball],
+        app,
+        300_000,
+      );
       expect({ status: install.status, stderr: install.stderr }).toMatchObject({ status: 0 });
       // npm 11 lists a dependency's install-time scripts as "install-scripts" warnings.
       expect(install.stdout + install.stderr).not.toMatch(/install-scripts|nest-lock@/);

@@ -20,7 +20,8 @@ beforeAll(() => {
   packed = packLibrary();
   consumer = installUnpacked(packed.tarball, ['@nestjs', 'rxjs', 'reflect-metadata', 'jest', '@jest']);
   symlinkSync(join(installedModules('nest12-esm-vitest'), 'vitest'), join(consumer, 'node_modules/vitest'), 'dir');
-  for (const file of readdirSync(join(repoRoot, 'test/package/kit-consumer'))) cpSync(join(repoRoot, 'test/package/kit-consumer', file), join(consumer, file));
+  for (const file of readdirSync(join(repoRoot, 'test/package/kit-consumer')))
+    cpSync(join(repoRoot, 'test/package/kit-consumer', file), join(consumer, file));
 }, 600_000);
 afterAll(() => {
   rmSync(dirname(packed.tarball), { recursive: true, force: true });
@@ -30,7 +31,10 @@ afterAll(() => {
 /** Runs `args` with Node in the consumer folder: exit code and output. */
 function run(node: string, args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(node, args, { cwd: consumer, env: { ...childEnv(node), CI: '1', NO_COLOR: '1', FORCE_COLOR: '0' } });
+    const child = spawn(node, args, {
+      cwd: consumer,
+      env: { ...childEnv(node), CI: '1', NO_COLOR: '1', FORCE_COLOR: '0' },
+    });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
@@ -43,10 +47,21 @@ const RUNNERS: Array<[runner: string, args: () => string[], node: () => string]>
   // Nest 12 is ES modules only, and Jest require()s an ES module only from Node 24.9 on, with VM modules (as test/apps/nest12-cjs-jest runs).
   [
     'Jest',
-    () => ['--experimental-vm-modules', join(consumer, 'node_modules/jest/bin/jest.js'), '--config', '{"transform":{}}', '--verbose', 'kit.jest.test.cjs'],
+    () => [
+      '--experimental-vm-modules',
+      join(consumer, 'node_modules/jest/bin/jest.js'),
+      '--config',
+      '{"transform":{}}',
+      '--verbose',
+      'kit.jest.test.cjs',
+    ],
     () => nodeBinary('24'),
   ],
-  ['Vitest', () => [join(consumer, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=verbose', 'kit.vitest.test.mjs'], () => process.execPath],
+  [
+    'Vitest',
+    () => [join(consumer, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=verbose', 'kit.vitest.test.mjs'],
+    () => process.execPath,
+  ],
   ['node:test', () => ['--test', '--test-reporter=spec', 'kit.node.test.mjs'], () => process.execPath],
 ];
 
@@ -58,7 +73,11 @@ test('the kit from the tarball passes the in-memory store under Jest, Vitest and
     const seen = { runner, code, passed: output.includes('release frees the key for its owner only') };
     expect({ ...seen, output: code === 0 ? '' : output }).toEqual({ runner, code: 0, passed: true, output: '' });
     // The author gave the paused-holder script (kit-consumer/paused-holder.mjs): those cases ran, and nothing was skipped.
-    expect({ runner, pausedCases: output.match(/SIGSTOP past its lease \(renew: (false|true)\)/g)?.length, skipped: /\[skipped:/.test(output) }).toEqual({
+    expect({
+      runner,
+      pausedCases: output.match(/SIGSTOP past its lease \(renew: (false|true)\)/g)?.length,
+      skipped: /\[skipped:/.test(output),
+    }).toEqual({
       runner,
       pausedCases: 2,
       skipped: false,

@@ -117,13 +117,16 @@ describe('the shipped declarations, without skipLibCheck', () => {
         "export const store = new RedisLockProvider({ redis: createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:7000' }] }) });\n" +
         'export const connection: RedisConnection = client;',
     );
-    const wrong = "import { createClientPool } from 'redis';\nimport { LockModule } from 'nest-lock';\nLockModule.forRoot({ redis: createClientPool() });\n";
+    const wrong =
+      "import { createClientPool } from 'redis';\nimport { LockModule } from 'nest-lock';\nLockModule.forRoot({ redis: createClientPool() });\n";
     const alone = compile([...NEST, 'redis', '@redis'], { 'app.mts': nodeRedisApp, 'app.cts': nodeRedisApp });
     expect(alone).toEqual([]);
     // With ioredis installed the union is exact: a node-redis pool is not a client the store takes.
     const both = compile([...NEST, 'redis', '@redis', 'ioredis'], { 'app.mts': nodeRedisApp, 'wrong.mts': wrong });
     expect(both.filter((line) => !line.startsWith('wrong.mts'))).toEqual([]);
-    expect(both.filter((line) => line.startsWith('wrong.mts')).join('\n')).toMatch(/^wrong\.mts\(3,\d+\): error TS2322/);
+    expect(both.filter((line) => line.startsWith('wrong.mts')).join('\n')).toMatch(
+      /^wrong\.mts\(3,\d+\): error TS2322/,
+    );
   }, 180_000);
 
   test("an app on PostgreSQL compiles with pg and @types/pg and no ioredis, and keeps pg's types (a wrong pool option fails)", () => {
@@ -131,10 +134,17 @@ describe('the shipped declarations, without skipLibCheck', () => {
       '{ postgres: process.env.DATABASE_URL ?? "postgres://127.0.0.1/app" }',
       "import { PostgresLockProvider } from 'nest-lock/postgres';\nexport const store = new PostgresLockProvider({ connection: { connectionString: 'postgres://127.0.0.1/app', max: 4 } });",
     );
-    const wrong = "import { LockModule } from 'nest-lock';\nLockModule.forRoot({ postgres: { connectionString: 42 } });\n";
-    const errors = compile([...NEST, 'pg', '@types/pg', 'pg-protocol', 'pg-types'], { 'app.mts': pgApp, 'app.cts': pgApp, 'wrong.mts': wrong });
+    const wrong =
+      "import { LockModule } from 'nest-lock';\nLockModule.forRoot({ postgres: { connectionString: 42 } });\n";
+    const errors = compile([...NEST, 'pg', '@types/pg', 'pg-protocol', 'pg-types'], {
+      'app.mts': pgApp,
+      'app.cts': pgApp,
+      'wrong.mts': wrong,
+    });
     expect(errors.filter((line) => !line.startsWith('wrong.mts'))).toEqual([]);
-    expect(errors.filter((line) => line.startsWith('wrong.mts')).join('\n')).toMatch(/^wrong\.mts\(2,\d+\): error TS2322/);
+    expect(errors.filter((line) => line.startsWith('wrong.mts')).join('\n')).toMatch(
+      /^wrong\.mts\(2,\d+\): error TS2322/,
+    );
   }, 180_000);
 
   test("an app on MySQL compiles with mysql2 and no ioredis nor pg, on an app's pool (callback or promise), and keeps mysql2's types (a wrong pool option fails)", () => {
@@ -146,8 +156,14 @@ describe('the shipped declarations, without skipLibCheck', () => {
         'export const schema: string = MysqlLockProvider.schemaSql();',
     );
     const wrong = "import { LockModule } from 'nest-lock';\nLockModule.forRoot({ mysql: { port: 'x' } });\n";
-    const errors = compile([...NEST, 'mysql2', 'sql-escaper'], { 'app.mts': mysqlApp, 'app.cts': mysqlApp, 'wrong.mts': wrong });
+    const errors = compile([...NEST, 'mysql2', 'sql-escaper'], {
+      'app.mts': mysqlApp,
+      'app.cts': mysqlApp,
+      'wrong.mts': wrong,
+    });
     expect(errors.filter((line) => !line.startsWith('wrong.mts'))).toEqual([]);
-    expect(errors.filter((line) => line.startsWith('wrong.mts')).join('\n')).toMatch(/^wrong\.mts\(2,\d+\): error TS2322/);
+    expect(errors.filter((line) => line.startsWith('wrong.mts')).join('\n')).toMatch(
+      /^wrong\.mts\(2,\d+\): error TS2322/,
+    );
   }, 180_000);
 });

@@ -51,9 +51,14 @@ function tsBlocks(doc: string, markdown: string): Block[] {
 
 function run(file: string, args: string[], timeout: number): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile(file, args, { cwd: root, timeout, env: { ...process.env, NODE_OPTIONS: '--experimental-vm-modules' } }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: stdout + stderr });
-    });
+    execFile(
+      file,
+      args,
+      { cwd: root, timeout, env: { ...process.env, NODE_OPTIONS: '--experimental-vm-modules' } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: stdout + stderr });
+      },
+    );
   });
 }
 
@@ -95,7 +100,10 @@ describe('README and docs code blocks', () => {
       files.push(file);
     }
     // A control: the same check must reject a block that misuses the API.
-    writeFileSync(join(work, 'control-wrong.ts'), "import { LockModule } from 'nest-lock';\nLockModule.forRoot({ ttl: '30s' });\nexport {};\n");
+    writeFileSync(
+      join(work, 'control-wrong.ts'),
+      "import { LockModule } from 'nest-lock';\nLockModule.forRoot({ ttl: '30s' });\nexport {};\n",
+    );
     files.push('control-wrong.ts');
     writeFileSync(
       join(work, 'tsconfig.json'),
@@ -117,7 +125,11 @@ describe('README and docs code blocks', () => {
         files,
       }),
     );
-    const { output } = await run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(work, 'tsconfig.json')], 120_000);
+    const { output } = await run(
+      process.execPath,
+      [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(work, 'tsconfig.json')],
+      120_000,
+    );
     const errors = output.split('\n').filter((l) => /error TS\d+/.test(l));
     expect(errors.some((l) => l.startsWith('control-wrong.ts') || l.includes('/control-wrong.ts'))).toBe(true);
     // Each error names the page and the line of its block's fence.
@@ -129,7 +141,11 @@ describe('README and docs code blocks', () => {
     expect(testing).toHaveLength(1);
     const file = join(work, 'testing-your-app.spec.ts');
     writeFileSync(file, testing[0].code);
-    const jestConfig = ((await import(pathToFileURL(join(root, 'jest.config.js')).href)) as { default: { moduleNameMapper: Record<string, string> } }).default;
+    const jestConfig = (
+      (await import(pathToFileURL(join(root, 'jest.config.js')).href)) as {
+        default: { moduleNameMapper: Record<string, string> };
+      }
+    ).default;
     const config = {
       ...jestConfig,
       rootDir: root,
@@ -180,10 +196,16 @@ function anchorsOf(markdown: string): Set<string> {
 describe('README links', () => {
   // The README is also the package's page on the npm registry, where docs/ and the other files of the
   // repository are not: links to them are absolute, to the repository package.json names.
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { repository: { url: string }; homepage: string; bugs: { url: string } };
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    repository: { url: string };
+    homepage: string;
+    bugs: { url: string };
+  };
   const repository = pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
   const [, owner, name] = /^https:\/\/github\.com\/([^/]+)\/([^/]+)$/.exec(repository) ?? [];
-  const links = [...readFileSync(join(root, 'README.md'), 'utf8').matchAll(/(!?)\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => ({ image: m[1] === '!', target: m[2] }));
+  const links = [...readFileSync(join(root, 'README.md'), 'utf8').matchAll(/(!?)\[[^\]]*\]\(([^)\s]+)\)/g)].map(
+    (m) => ({ image: m[1] === '!', target: m[2] }),
+  );
 
   test('package.json names the repository on GitHub, with its homepage and issues', () => {
     expect(owner).toBeDefined();
@@ -196,11 +218,16 @@ describe('README links', () => {
     expect(relative).toEqual([]);
     const blob = `${repository}/blob/main/`;
     const raw = `https://raw.githubusercontent.com/${owner}/${name}/main/`;
-    const ours = links.filter((l) => l.target.startsWith(blob) || l.target.startsWith(raw) || l.target.startsWith(repository));
+    const ours = links.filter(
+      (l) => l.target.startsWith(blob) || l.target.startsWith(raw) || l.target.startsWith(repository),
+    );
     expect(ours.length).toBeGreaterThan(20);
     for (const link of ours) {
       const prefix = link.image ? raw : blob;
-      expect({ link: link.target, absolute: link.target.startsWith(prefix) }).toEqual({ link: link.target, absolute: true });
+      expect({ link: link.target, absolute: link.target.startsWith(prefix) }).toEqual({
+        link: link.target,
+        absolute: true,
+      });
       const file = link.target.slice(prefix.length).split('#')[0];
       expect({ link: link.target, exists: existsSync(join(root, file)) }).toEqual({ link: link.target, exists: true });
     }
@@ -208,10 +235,14 @@ describe('README links', () => {
 
   test('every anchor of a link, in the README or in a page it links to, names a heading there', () => {
     const blob = `${repository}/blob/main/`;
-    const anchored = links.filter((l) => l.target.startsWith('#') || (l.target.startsWith(blob) && /\.md#/.test(l.target)));
+    const anchored = links.filter(
+      (l) => l.target.startsWith('#') || (l.target.startsWith(blob) && /\.md#/.test(l.target)),
+    );
     expect(anchored.length).toBeGreaterThan(3);
     for (const link of anchored) {
-      const [path, anchor] = link.target.startsWith('#') ? ['README.md', link.target.slice(1)] : link.target.slice(blob.length).split('#');
+      const [path, anchor] = link.target.startsWith('#')
+        ? ['README.md', link.target.slice(1)]
+        : link.target.slice(blob.length).split('#');
       const found = anchorsOf(readFileSync(join(root, path), 'utf8')).has(anchor);
       expect({ link: link.target, found }).toEqual({ link: link.target, found: true });
     }
@@ -235,7 +266,11 @@ describe('links between the pages (CONTRIBUTING.md and docs/)', () => {
       const exists = existsSync(file);
       expect({ page, target, exists }).toEqual({ page, target, exists: true });
       if (anchor !== undefined && file.endsWith('.md')) {
-        expect({ page, target, found: anchorsOf(readFileSync(file, 'utf8')).has(anchor) }).toEqual({ page, target, found: true });
+        expect({ page, target, found: anchorsOf(readFileSync(file, 'utf8')).has(anchor) }).toEqual({
+          page,
+          target,
+          found: true,
+        });
       }
     }
   });

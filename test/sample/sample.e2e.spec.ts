@@ -74,7 +74,10 @@ describe('the sample app, as `npm start` describes it', () => {
 
   test("the locked service method with onHeld 'wait' serves both callers, one after the other", async () => {
     const server = app.getHttpServer();
-    const [a, b] = await Promise.all([request(server).post('/payouts/report'), request(server).post('/payouts/report')]);
+    const [a, b] = await Promise.all([
+      request(server).post('/payouts/report'),
+      request(server).post('/payouts/report'),
+    ]);
     expect([a.status, b.status]).toEqual([201, 201]);
     expect(a.body.fencingToken).not.toBe(b.body.fencingToken);
   });
@@ -105,7 +108,11 @@ describe('the sample with "another replica" leading', () => {
     try {
       const server = app.getHttpServer();
       await sleep(500);
-      expect((await request(server).get('/outbox').expect(200)).body).toEqual({ leading: false, leader: 'replica-2', relayedHere: 0 });
+      expect((await request(server).get('/outbox').expect(200)).body).toEqual({
+        leading: false,
+        leader: 'replica-2',
+        relayedHere: 0,
+      });
       await release();
       await until(async () => (await request(server).get('/outbox')).body.leading === true, 30_000);
     } finally {
@@ -137,13 +144,19 @@ describe('the sample store switch', () => {
   test('REDIS_URL picks Redis, DATABASE_URL PostgreSQL, neither the in-memory store', () => {
     expect(lockStoreOptions({ REDIS_URL: 'redis://r:6379' })).toEqual({ redis: 'redis://r:6379' });
     expect(lockStoreOptions({ DATABASE_URL: 'postgres://p/db' })).toEqual({ postgres: 'postgres://p/db' });
-    expect(lockStoreOptions({ REDIS_URL: 'redis://r:6379', DATABASE_URL: 'postgres://p/db' })).toEqual({ redis: 'redis://r:6379' });
+    expect(lockStoreOptions({ REDIS_URL: 'redis://r:6379', DATABASE_URL: 'postgres://p/db' })).toEqual({
+      redis: 'redis://r:6379',
+    });
     expect(lockStoreOptions({})).toEqual({});
   });
 
   test.each([
     ['REDIS_URL', { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' }, RedisLockProvider],
-    ['DATABASE_URL', { DATABASE_URL: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' }, PostgresLockProvider],
+    [
+      'DATABASE_URL',
+      { DATABASE_URL: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' },
+      PostgresLockProvider,
+    ],
     ['neither', {}, InMemoryLockProvider],
   ] as const)('with %s, the module it configures boots on that store', async (_, env, store) => {
     const ref = await Test.createTestingModule({ imports: [LockModule.forRoot(lockStoreOptions(env))] }).compile();

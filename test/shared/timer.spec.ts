@@ -102,7 +102,10 @@ describe('close() during an acquisition in flight', () => {
     }
     const provider = new SlowProvider();
     const errors: string[] = [];
-    const m = new LockManager({ provider, logger: { debug() {}, warn() {}, error: (msg: string) => void errors.push(msg) } });
+    const m = new LockManager({
+      provider,
+      logger: { debug() {}, warn() {}, error: (msg: string) => void errors.push(msg) },
+    });
     const late = m.tryAcquire('late');
     await sleep(20);
     await m.close();

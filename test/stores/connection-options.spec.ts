@@ -13,10 +13,26 @@ import { RedisLockProvider } from '../../lib/stores/redis/index.js';
 import { PostgresLockProvider } from '../../lib/stores/postgres/index.js';
 
 const bad: Array<[label: string, options: Parameters<typeof LockModule.forRoot>[0], message: RegExp]> = [
-  ['an http URL for Redis', { redis: 'http://:pw-1@cache:6379' }, /redis URL has the scheme "http:" \(host cache\); use redis:\/\/ \(or rediss:\/\/ for TLS\)/],
-  ['a Redis port out of range', { redis: 'redis://cache:70000' }, /port "70000" \(host cache\) is not a port number from 1 to 65535/],
-  ['a Redis database that is not an integer', { redis: 'redis://cache:6379/first' }, /database "\/first" \(host cache\) is not an integer/],
-  ['a Redis options port out of range', { redis: { host: 'cache', port: 0 } }, /redis\.port must be a port number from 1 to 65535, got 0/],
+  [
+    'an http URL for Redis',
+    { redis: 'http://:pw-1@cache:6379' },
+    /redis URL has the scheme "http:" \(host cache\); use redis:\/\/ \(or rediss:\/\/ for TLS\)/,
+  ],
+  [
+    'a Redis port out of range',
+    { redis: 'redis://cache:70000' },
+    /port "70000" \(host cache\) is not a port number from 1 to 65535/,
+  ],
+  [
+    'a Redis database that is not an integer',
+    { redis: 'redis://cache:6379/first' },
+    /database "\/first" \(host cache\) is not an integer/,
+  ],
+  [
+    'a Redis options port out of range',
+    { redis: { host: 'cache', port: 0 } },
+    /redis\.port must be a port number from 1 to 65535, got 0/,
+  ],
   [
     'a Redis options db that is not an integer',
     { redis: { host: 'cache', db: 1.5 } },
@@ -27,9 +43,21 @@ const bad: Array<[label: string, options: Parameters<typeof LockModule.forRoot>[
     { postgres: 'mysql://app:pw-1@db:3306/app' },
     /postgres URL has the scheme "mysql:" \(host db\); use postgres:\/\/ or postgresql:\/\//,
   ],
-  ['a PostgreSQL port out of range', { postgres: { connection: 'postgres://app@db:99999/app' } }, /port "99999" \(host db\) is not a port number/],
-  ['a PostgreSQL PoolConfig port out of range', { postgres: { host: 'db', port: -1 } }, /postgres\.port must be a port number from 1 to 65535, got -1/],
-  ['an unknown verifyOnBoot', { verifyOnBoot: 'yes' as never }, /verifyOnBoot must be 'warn', 'fail' or false, got "yes"/],
+  [
+    'a PostgreSQL port out of range',
+    { postgres: { connection: 'postgres://app@db:99999/app' } },
+    /port "99999" \(host db\) is not a port number/,
+  ],
+  [
+    'a PostgreSQL PoolConfig port out of range',
+    { postgres: { host: 'db', port: -1 } },
+    /postgres\.port must be a port number from 1 to 65535, got -1/,
+  ],
+  [
+    'an unknown verifyOnBoot',
+    { verifyOnBoot: 'yes' as never },
+    /verifyOnBoot must be 'warn', 'fail' or false, got "yes"/,
+  ],
 ];
 
 describe('connection options that can never work', () => {
@@ -62,10 +90,19 @@ describe('connection options that can never work', () => {
   });
 
   test('valid forms pass: rediss, a socket path, a bare port, postgresql:, key=value settings', () => {
-    for (const redis of ['rediss://:pw@cache:6380/2', '/tmp/redis.sock', '6379', { host: 'cache', port: 6379, db: 3 }]) {
+    for (const redis of [
+      'rediss://:pw@cache:6380/2',
+      '/tmp/redis.sock',
+      '6379',
+      { host: 'cache', port: 6379, db: 3 },
+    ]) {
       expect(() => LockModule.forRoot({ redis })).not.toThrow();
     }
-    for (const postgres of ['postgresql://app@db/app', 'host=/var/run/postgresql dbname=app', { port: '5432' as unknown as number }]) {
+    for (const postgres of [
+      'postgresql://app@db/app',
+      'host=/var/run/postgresql dbname=app',
+      { port: '5432' as unknown as number },
+    ]) {
       expect(() => LockModule.forRoot({ postgres })).not.toThrow();
     }
   });

@@ -30,21 +30,42 @@ const thrown = (fn: () => unknown): Error => {
 describe('durations and keyPrefix in module and store options', () => {
   test.each([
     ['ttl', { ttl: 2 ** 31 }, 'ttl must be a finite number of milliseconds > 0 ', '2147483648'],
-    ['waitTimeout', { waitTimeout: 1e20 }, 'waitTimeout must be a finite number of milliseconds >= 0 ', '100000000000000000000'],
+    [
+      'waitTimeout',
+      { waitTimeout: 1e20 },
+      'waitTimeout must be a finite number of milliseconds >= 0 ',
+      '100000000000000000000',
+    ],
     ['maxHold', { maxHold: Infinity }, 'maxHold must be a finite number of milliseconds > 0 ', 'Infinity'],
-    ['commandTimeout', { redis: url, commandTimeout: 2 ** 31 }, 'commandTimeout must be a finite number of milliseconds > 0 ', '2147483648'],
-  ])('forRoot: %s over MAX_DURATION_MS fails with LockOptionsError naming option, range and value', (_option, options, expected, value) => {
-    const error = thrown(() => LockModule.forRoot(options));
-    expect(error).toBeInstanceOf(LockOptionsError);
-    expect(error.message).toBe(`LockModule options: ${expected}${range}, got ${value}.`);
-  });
+    [
+      'commandTimeout',
+      { redis: url, commandTimeout: 2 ** 31 },
+      'commandTimeout must be a finite number of milliseconds > 0 ',
+      '2147483648',
+    ],
+  ])(
+    'forRoot: %s over MAX_DURATION_MS fails with LockOptionsError naming option, range and value',
+    (_option, options, expected, value) => {
+      const error = thrown(() => LockModule.forRoot(options));
+      expect(error).toBeInstanceOf(LockOptionsError);
+      expect(error.message).toBe(`LockModule options: ${expected}${range}, got ${value}.`);
+    },
+  );
 
   test('forRoot: a keyPrefix over MAX_KEY_PREFIX_LENGTH or with a control character fails; the longest one passes', () => {
     expect(thrown(() => LockModule.forRoot({ keyPrefix: 'é'.repeat(MAX_KEY_PREFIX_LENGTH + 1) })).message).toMatch(
       /LockModule options: a keyPrefix must be at most 128 characters \(UTF-16 code units.*\(129 characters\)/,
     );
-    expect(thrown(() => LockModule.forRoot({ keyPrefix: 'app\n' })).message).toMatch(/the keyPrefix "app\\n" holds a control character U\+000A at index 3/);
-    expect(() => LockModule.forRoot({ keyPrefix: 'é'.repeat(MAX_KEY_PREFIX_LENGTH), ttl: MAX_DURATION_MS, waitTimeout: MAX_DURATION_MS })).not.toThrow();
+    expect(thrown(() => LockModule.forRoot({ keyPrefix: 'app\n' })).message).toMatch(
+      /the keyPrefix "app\\n" holds a control character U\+000A at index 3/,
+    );
+    expect(() =>
+      LockModule.forRoot({
+        keyPrefix: 'é'.repeat(MAX_KEY_PREFIX_LENGTH),
+        ttl: MAX_DURATION_MS,
+        waitTimeout: MAX_DURATION_MS,
+      }),
+    ).not.toThrow();
   });
 
   test('forRootAsync: a duration over MAX_DURATION_MS from config fails the boot with LockOptionsError', async () => {
@@ -75,7 +96,11 @@ describe('durations and keyPrefix in module and store options', () => {
 
   test('the largest commandTimeout is accepted, and the waiter lease derived from it stays within MAX_DURATION_MS', async () => {
     expect(redisSettings({ redis: url, commandTimeout: MAX_DURATION_MS }).waiterLease).toBe(MAX_DURATION_MS);
-    const postgres = new PostgresLockProvider({ connection: POSTGRES_URL, commandTimeout: MAX_DURATION_MS, createTable: false });
+    const postgres = new PostgresLockProvider({
+      connection: POSTGRES_URL,
+      commandTimeout: MAX_DURATION_MS,
+      createTable: false,
+    });
     try {
       expect((postgres as unknown as { waiterLease: number }).waiterLease).toBe(MAX_DURATION_MS);
     } finally {

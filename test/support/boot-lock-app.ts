@@ -12,7 +12,11 @@ import { RecordingLogger } from './recording-logger.js';
 /** The start of the boot check's warning. */
 export const BOOT_CHECK = 'The lock store does not work';
 
-export async function bootLockApp(options: LockModuleOptions, providers: Array<new (...args: never[]) => unknown> = [], imports: unknown[] = []) {
+export async function bootLockApp(
+  options: LockModuleOptions,
+  providers: Array<new (...args: never[]) => unknown> = [],
+  imports: unknown[] = [],
+) {
   @Module({ imports: [LockModule.forRoot(options), ...(imports as [])], providers })
   class AppModule {}
   const logger = new RecordingLogger();
@@ -21,7 +25,10 @@ export async function bootLockApp(options: LockModuleOptions, providers: Array<n
 }
 
 /** Boots with `options`, checks the one boot warning and the error of a lock call against `cause`; returns both. */
-export async function expectNamedCause(options: LockModuleOptions, cause: RegExp): Promise<{ warning: string; error: LockStoreError }> {
+export async function expectNamedCause(
+  options: LockModuleOptions,
+  cause: RegExp,
+): Promise<{ warning: string; error: LockStoreError }> {
   const { app, logger, locks } = await bootLockApp(options);
   try {
     const warnings = logger.lines('warn', BOOT_CHECK);

@@ -8,7 +8,9 @@ import { compiledScript } from './paths.js';
  * in its first argument; its stderr goes to the test's.
  */
 export function spawnFixture(source: URL, args: unknown): ChildProcess {
-  return spawn(process.execPath, [compiledScript(source), JSON.stringify(args)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  return spawn(process.execPath, [compiledScript(source), JSON.stringify(args)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
 }
 
 /** The stdout lines of a child, read once, awaited by prefix (the conformance kit's own reader). */

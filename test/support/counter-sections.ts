@@ -15,7 +15,12 @@ const wallNow = (): number => performance.timeOrigin + performance.now();
  * sharing them (so waiters queue in the process and across processes); each
  * runs `bump` (a non-atomic read-modify-write of a shared counter).
  */
-export async function runCounterSections(locks: LockService, sections: number, concurrency: number, bump: () => Promise<void>): Promise<CounterSection[]> {
+export async function runCounterSections(
+  locks: LockService,
+  sections: number,
+  concurrency: number,
+  bump: () => Promise<void>,
+): Promise<CounterSection[]> {
   const done: CounterSection[] = [];
   let left = sections;
   await Promise.all(

@@ -1,4 +1,11 @@
-import { LockProvider, LockStoreError, type LockAcquireRequest, type LockBatchRequest, type LockExtension, type LockGrant } from '../../lib/index.js';
+import {
+  LockProvider,
+  LockStoreError,
+  type LockAcquireRequest,
+  type LockBatchRequest,
+  type LockExtension,
+  type LockGrant,
+} from '../../lib/index.js';
 
 /** An acquire call queued at the store behind the holder. */
 interface Queued {
@@ -89,7 +96,8 @@ export class FakeLockProvider extends LockProvider {
   breakDown(detail = 'connection refused (the fake store is down)'): void {
     this.failure = detail;
     for (const queue of this.queues.values()) {
-      for (const queued of queue.splice(0)) this.settle(queued, () => queued.fail(new LockStoreError('acquire', detail)));
+      for (const queued of queue.splice(0))
+        this.settle(queued, () => queued.fail(new LockStoreError('acquire', detail)));
     }
     this.resume();
   }

@@ -53,7 +53,8 @@ export class FakePermitProvider extends LockProvider {
   acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
     this.calls.acquire++;
     const { key } = request;
-    if (this.waiting(key) === 0 && this.holding(key) < (request.limit ?? 1)) return Promise.resolve(this.grant(request.key, request.owner, false));
+    if (this.waiting(key) === 0 && this.holding(key) < (request.limit ?? 1))
+      return Promise.resolve(this.grant(request.key, request.owner, false));
     if (!request.wait) return Promise.resolve(null);
     return new Promise((answer) => {
       const queue = this.queues.get(key) ?? [];

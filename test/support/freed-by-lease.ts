@@ -11,7 +11,13 @@ export async function expectFreedByLease(provider: LockProvider, killedAt: numbe
   expect(await provider.acquire({ key: 'lock:victim', owner: 'probe-1', ttl: 1_000, wait: false })).toBeNull();
   await new Promise((r) => setTimeout(r, 800));
   expect(await provider.acquire({ key: 'lock:victim', owner: 'probe-2', ttl: 1_000, wait: false })).toBeNull();
-  const grant = await provider.acquire({ key: 'lock:victim', owner: 'heir', ttl: 5_000, wait: true, waitTimeout: 15_000 });
+  const grant = await provider.acquire({
+    key: 'lock:victim',
+    owner: 'heir',
+    ttl: 5_000,
+    wait: true,
+    waitTimeout: 15_000,
+  });
   const waited = Date.now() - killedAt;
   expect(grant).not.toBeNull();
   // The last renewal was at most ttl/3 (+ slack) before the kill: the lease ends 2–3 s after it.

@@ -10,7 +10,10 @@ export const httpAdapters: ReadonlyArray<readonly [string, () => ExpressAdapter 
 ];
 
 /** Creates and initialises an app on the given platform, ready for supertest. */
-export async function createHttpApp(ref: TestingModule, adapter: ExpressAdapter | FastifyAdapter): Promise<INestApplication> {
+export async function createHttpApp(
+  ref: TestingModule,
+  adapter: ExpressAdapter | FastifyAdapter,
+): Promise<INestApplication> {
   const app = ref.createNestApplication(adapter);
   await app.init();
   if (adapter instanceof FastifyAdapter) await adapter.getInstance().ready();

@@ -16,7 +16,11 @@ const HOOK_TIMEOUT_MS = 60_000;
 const RUNNER_MARGIN_MS = 10_000;
 
 /** Registers the kit's cases for the store `create` makes, without the ones `options` turns off. */
-export function describeOfferedConformance(label: string, create: () => Promise<ConformanceTarget> | ConformanceTarget, options: ConformanceOptions): void {
+export function describeOfferedConformance(
+  label: string,
+  create: () => Promise<ConformanceTarget> | ConformanceTarget,
+  options: ConformanceOptions,
+): void {
   const suite = lockProviderConformance(label, create, options);
   describe(`LockProvider conformance: ${label}`, () => {
     beforeAll(() => suite.setUp(), HOOK_TIMEOUT_MS);

@@ -11,7 +11,10 @@ export function uniqueTable(label: string): string {
 }
 
 /** Runs one statement on a short-lived connection of its own. */
-export async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<T[]> {
+export async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(
+  text: string,
+  values?: unknown[],
+): Promise<T[]> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
   try {

@@ -10,7 +10,18 @@
  * through `runuser`, and the temp dir belongs to that user.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { accessSync, appendFileSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  appendFileSync,
+  chownSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { freePort } from './free-port.js';
@@ -66,7 +77,9 @@ function command(binary: string, args: string[]): [string, string[]] {
   try {
     runuser = findBinary('runuser');
   } catch {
-    throw new Error(`'runuser' was not found on PATH: as root, the PostgreSQL restart tests run ${binary} as '${OS_USER}' with it (util-linux).`);
+    throw new Error(
+      `'runuser' was not found on PATH: as root, the PostgreSQL restart tests run ${binary} as '${OS_USER}' with it (util-linux).`,
+    );
   }
   return [runuser, ['-u', OS_USER, '--', binary, ...args]];
 }
@@ -132,7 +145,12 @@ export class PostgresServer {
         if (user) chownSync(pwfile, user.uid, user.gid);
         auth.splice(0, 2, '-A', 'scram-sha-256', `--pwfile=${pwfile}`);
       }
-      await run(initdb, ['-D', server.data, ...auth, '-U', 'postgres', '-E', 'UTF8', '--no-locale', '--no-sync', '--no-instructions'], dir, 60_000);
+      await run(
+        initdb,
+        ['-D', server.data, ...auth, '-U', 'postgres', '-E', 'UTF8', '--no-locale', '--no-sync', '--no-instructions'],
+        dir,
+        60_000,
+      );
       appendFileSync(
         join(server.data, 'postgresql.conf'),
         [
@@ -186,7 +204,11 @@ export class PostgresServer {
   cleanupSync(): void {
     live.delete(this);
     try {
-      if (this.running) execFileSync(...command(this.pgCtl, ['stop', '-w', '-D', this.data, '-m', 'immediate']), { cwd: this.dir, stdio: 'ignore' });
+      if (this.running)
+        execFileSync(...command(this.pgCtl, ['stop', '-w', '-D', this.data, '-m', 'immediate']), {
+          cwd: this.dir,
+          stdio: 'ignore',
+        });
     } catch {
       // already gone
     }
@@ -197,7 +219,9 @@ export class PostgresServer {
     try {
       await run(this.pgCtl, args, this.dir);
     } catch (err) {
-      const log = existsSync(this.log) ? readFileSync(this.log, 'utf8').split('\n').slice(-20).join('\n') : '(no server log)';
+      const log = existsSync(this.log)
+        ? readFileSync(this.log, 'utf8').split('\n').slice(-20).join('\n')
+        : '(no server log)';
       throw new Error(`${(err as Error).message}\nserver log (last lines):\n${log}`, { cause: err });
     }
   }

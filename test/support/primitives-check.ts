@@ -6,7 +6,14 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { ChildLines, spawnFixture } from './child-process.js';
-import { canonical, NAME_SETS, SEMAPHORE_LIMIT, type Primitive, type SectionRecord, type WorkloadResult } from './primitives-workload.js';
+import {
+  canonical,
+  NAME_SETS,
+  SEMAPHORE_LIMIT,
+  type Primitive,
+  type SectionRecord,
+  type WorkloadResult,
+} from './primitives-workload.js';
 
 /** 3 processes on 2 cores, 3 callers each, for 2 s per primitive. */
 export const PROCESSES = 3;
@@ -26,7 +33,9 @@ export class PrimitiveChildren {
   private readonly lines: ChildLines[];
 
   constructor(fixture: URL, args: Record<string, unknown>) {
-    this.children = Array.from({ length: PROCESSES }, () => spawnFixture(fixture, { ...args, callers: CALLERS, durationMs: DURATION_MS }));
+    this.children = Array.from({ length: PROCESSES }, () =>
+      spawnFixture(fixture, { ...args, callers: CALLERS, durationMs: DURATION_MS }),
+    );
     this.lines = this.children.map((c) => new ChildLines(c));
   }
 
@@ -39,7 +48,9 @@ export class PrimitiveChildren {
   async run(primitive: Primitive): Promise<Collected> {
     for (const c of this.children) c.stdin!.write(`${primitive}\n`);
     // A deadlock shows as a child that never reports: the callers' waitTimeout (30 s) and this margin are far above the 2 s run.
-    const results = (await Promise.all(this.lines.map((l) => l.next('result ', 60_000)))).map((r) => JSON.parse(r) as WorkloadResult);
+    const results = (await Promise.all(this.lines.map((l) => l.next('result ', 60_000)))).map(
+      (r) => JSON.parse(r) as WorkloadResult,
+    );
     return {
       sections: results.flatMap((r) => r.sections),
       violations: results.flatMap((r) => r.violations),
@@ -49,7 +60,9 @@ export class PrimitiveChildren {
 
   /** Asks the children to close and exit; kills those still running after 10 s. */
   async stop(): Promise<void> {
-    const exits = this.children.filter((c) => c.exitCode === null).map((c) => new Promise<void>((resolve) => c.once('exit', () => resolve())));
+    const exits = this.children
+      .filter((c) => c.exitCode === null)
+      .map((c) => new Promise<void>((resolve) => c.once('exit', () => resolve())));
     for (const c of this.children) c.stdin!.end('exit\n');
     const timer = setTimeout(() => this.children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')), 10_000);
     await Promise.all(exits);
@@ -98,7 +111,10 @@ export function sweep(
  * was released, so must carry a greater token; and no two grants of a name
  * share a token. Returns how many sections broke either rule.
  */
-export function tokenDisorder(sections: readonly SectionRecord[], conflict: (entering: SectionRecord, exited: SectionRecord) => boolean): number {
+export function tokenDisorder(
+  sections: readonly SectionRecord[],
+  conflict: (entering: SectionRecord, exited: SectionRecord) => boolean,
+): number {
   const exited: SectionRecord[] = [];
   const seen = new Map<string, Set<number>>();
   let disorder = 0;
@@ -131,7 +147,10 @@ export function readWriteSweep(sections: readonly SectionRecord[]): { maxShared:
 export const heldNames = (s: SectionRecord): string[] => canonical(NAME_SETS[Number(s[2])]!);
 
 /** Multi-name: entries that met an open section holding one of the same names, and how many sections held each name. */
-export function multiNameSweep(sections: readonly SectionRecord[]): { conflicts: number; perName: Record<string, number> } {
+export function multiNameSweep(sections: readonly SectionRecord[]): {
+  conflicts: number;
+  perName: Record<string, number>;
+} {
   const { conflicts } = sweep(sections, (a, b) => heldNames(a).some((n) => heldNames(b).includes(n)));
   const perName: Record<string, number> = {};
   for (const s of sections) for (const n of heldNames(s)) perName[n] = (perName[n] ?? 0) + 1;
@@ -150,7 +169,10 @@ export interface PrimitivesStore {
 }
 
 /** The tests of `primitives` (one each) on one store; the children start once for all (about 10 s for the three). */
-export function primitivesAcrossProcesses(store: PrimitivesStore, primitives: readonly Primitive[] = ['semaphore', 'read-write', 'multi-name']): void {
+export function primitivesAcrossProcesses(
+  store: PrimitivesStore,
+  primitives: readonly Primitive[] = ['semaphore', 'read-write', 'multi-name'],
+): void {
   const callers = `${PROCESSES} processes × ${CALLERS} callers for ${DURATION_MS / 1000} s`;
   let children: PrimitiveChildren;
   beforeAll(async () => {

@@ -38,7 +38,13 @@ export type Primitive = 'semaphore' | 'read-write' | 'multi-name';
 /** The semaphore's permits. */
 export const SEMAPHORE_LIMIT = 3;
 /** Name sets of the multi-name callers, by caller index: opposite orders, overlapping sets, duplicates. */
-export const NAME_SETS: readonly (readonly string[])[] = [['a', 'b'], ['b', 'a'], ['c', 'b', 'a'], ['a', 'c', 'a'], ['b']];
+export const NAME_SETS: readonly (readonly string[])[] = [
+  ['a', 'b'],
+  ['b', 'a'],
+  ['c', 'b', 'a'],
+  ['a', 'c', 'a'],
+  ['b'],
+];
 
 /**
  * One section: store clock at entry and exit, what it held (`x` exclusive,
@@ -67,7 +73,13 @@ export const canonical = (names: readonly string[]): string[] => [...new Set(nam
  * the manager's key prefix. Counter keys: `slot:<k>` (semaphore, one per permit slot),
  * `written` (read/write), `count:<name>` and `held:<name>` (multi-name).
  */
-export async function runWorkload(locks: LockManager, ledger: Ledger, primitive: Primitive, callers: number, durationMs: number): Promise<WorkloadResult> {
+export async function runWorkload(
+  locks: LockManager,
+  ledger: Ledger,
+  primitive: Primitive,
+  callers: number,
+  durationMs: number,
+): Promise<WorkloadResult> {
   const result: WorkloadResult = { sections: [], violations: [], errors: [] };
   const note = (list: string[], text: string): void => void (list.length < 5 && list.push(text));
   const wait = { onHeld: 'wait' as const, waitTimeout: 30_000, ttl: 10_000 };
@@ -118,13 +130,15 @@ export async function runWorkload(locks: LockManager, ledger: Ledger, primitive:
       async (lock) => {
         const enter = await tick(ledger);
         const { names: got, fencingTokens: tokens } = lock;
-        if (JSON.stringify(got) !== JSON.stringify(held)) note(result.violations, `handle names ${JSON.stringify(got)}, expected ${JSON.stringify(held)}`);
+        if (JSON.stringify(got) !== JSON.stringify(held))
+          note(result.violations, `handle names ${JSON.stringify(got)}, expected ${JSON.stringify(held)}`);
         if (JSON.stringify(Object.keys(tokens).sort()) !== JSON.stringify(held))
           note(result.violations, `fencing tokens ${JSON.stringify(tokens)} for names ${JSON.stringify(held)}`);
         // Every name must be ours alone: its holder count goes from 0 to 1.
         for (const name of held) {
           const holders = await ledger.add(`held:${name}`, 1);
-          if (holders !== 1) note(result.violations, `${JSON.stringify(names)}: "${name}" had ${holders} holders inside the section`);
+          if (holders !== 1)
+            note(result.violations, `${JSON.stringify(names)}: "${name}" had ${holders} holders inside the section`);
         }
         for (const name of held) await ledger.write(`count:${name}`, (await ledger.read(`count:${name}`)) + 1);
         await sleep(1);

@@ -8,7 +8,11 @@ import { redisLeftovers } from './redis-leftovers.js';
  * makes (closed by `close()`), inspected by the ioredis client `inspector`
  * (quit by the cleanup).
  */
-export function redisClientsTarget<C extends RedisClient>(open: () => C, close: (client: C) => Promise<unknown>, inspector: Redis) {
+export function redisClientsTarget<C extends RedisClient>(
+  open: () => C,
+  close: (client: C) => Promise<unknown>,
+  inspector: Redis,
+) {
   const clients = [open(), open()];
   return {
     provider: new RedisLockProvider({ redis: clients[0] }),

@@ -11,7 +11,9 @@ import { freePort } from './free-port.js';
 import { sleep } from './sleep.js';
 
 function missing(binary: string, why: string): Error {
-  return new Error(`'${binary}' was not found on PATH: ${why}. Install Redis (redis-server and redis-cli) to run these tests.`);
+  return new Error(
+    `'${binary}' was not found on PATH: ${why}. Install Redis (redis-server and redis-cli) to run these tests.`,
+  );
 }
 
 /** A redis-server process of our own, on a free port, without persistence. */
@@ -45,9 +47,20 @@ export class RedisServer {
    */
   static async startReplica(master: RedisServer): Promise<RedisServer> {
     // (loading the master's data from the socket: nothing is written to disk)
-    const replica = await RedisServer.start(['--replicaof', '127.0.0.1', String(master.port), '--repl-diskless-load', 'on-empty-db', ...REPLICATION_FAST]);
+    const replica = await RedisServer.start([
+      '--replicaof',
+      '127.0.0.1',
+      String(master.port),
+      '--repl-diskless-load',
+      'on-empty-db',
+      ...REPLICATION_FAST,
+    ]);
     await replica.until((info) => info.includes('master_link_status:up'), 'info', 'replication');
-    await master.until((info) => new RegExp(`slave\\d+:ip=127\\.0\\.0\\.1,port=${replica.port},state=online`).test(info), 'info', 'replication');
+    await master.until(
+      (info) => new RegExp(`slave\\d+:ip=127\\.0\\.0\\.1,port=${replica.port},state=online`).test(info),
+      'info',
+      'replication',
+    );
     return replica;
   }
 
@@ -87,7 +100,10 @@ export class RedisServer {
     for (;;) {
       const out = await this.command(...args).catch((err: Error) => err.message);
       if (check(out)) return out;
-      if (Date.now() > deadline) throw new Error(`redis ${this.port}: "${args.join(' ')}" did not reach the expected state within 20 s:\n${out}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `redis ${this.port}: "${args.join(' ')}" did not reach the expected state within 20 s:\n${out}`,
+        );
       await sleep(100);
     }
   }
@@ -102,7 +118,10 @@ export class RedisServer {
     this.proc = proc;
     await new Promise<void>((resolve, reject) => {
       let out = '';
-      const timer = setTimeout(() => reject(new Error(`redis-server on port ${this.port} did not start within 10 s:\n${out}`)), 10_000);
+      const timer = setTimeout(
+        () => reject(new Error(`redis-server on port ${this.port} did not start within 10 s:\n${out}`)),
+        10_000,
+      );
       proc.once('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
         reject(err.code === 'ENOENT' ? missing('redis-server', 'the Redis tests start their own servers') : err);
@@ -183,7 +202,9 @@ export class RedisSentinelSetup {
       // Every Sentinel knows the replica and the two other Sentinels: ready to fail over.
       for (const sentinel of sentinels) {
         await sentinel.until(
-          (out) => /num-other-sentinels\s+2\b/.test(out.replace(/\n/g, ' ')) && /num-slaves\s+1\b/.test(out.replace(/\n/g, ' ')),
+          (out) =>
+            /num-other-sentinels\s+2\b/.test(out.replace(/\n/g, ' ')) &&
+            /num-slaves\s+1\b/.test(out.replace(/\n/g, ' ')),
           'sentinel',
           'master',
           name,
@@ -229,12 +250,28 @@ export class RedisCluster {
         const port = await freePort(true);
         nodes.push(
           await RedisServer.start(
-            ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--dir', dir, '--cluster-node-timeout', '2000'],
+            [
+              '--cluster-enabled',
+              'yes',
+              '--cluster-config-file',
+              join(dir, `nodes-${port}.conf`),
+              '--dir',
+              dir,
+              '--cluster-node-timeout',
+              '2000',
+            ],
             port,
           ),
         );
       }
-      await cli(['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes']);
+      await cli([
+        '--cluster',
+        'create',
+        ...nodes.map((n) => `127.0.0.1:${n.port}`),
+        '--cluster-replicas',
+        '0',
+        '--cluster-yes',
+      ]);
       const deadline = Date.now() + 20_000;
       for (const node of nodes) {
         while (!(await cli(['-p', String(node.port), 'cluster', 'info'])).includes('cluster_state:ok')) {
@@ -258,7 +295,8 @@ export class RedisCluster {
 function cli(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile('redis-cli', args, { timeout: 20_000 }, (err, stdout, stderr) => {
-      if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') return reject(missing('redis-cli', 'the Cluster tests create clusters with it'));
+      if (err && (err as NodeJS.ErrnoException).code === 'ENOENT')
+        return reject(missing('redis-cli', 'the Cluster tests create clusters with it'));
       if (err) return reject(new Error(`redis-cli ${args.join(' ')} failed: ${err.message}\n${stdout}${stderr}`));
       resolve(stdout);
     });

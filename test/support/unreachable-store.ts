@@ -53,7 +53,10 @@ export function describeUnreachableStore(
 
     test('every operation answers LockStoreError within the command timeout, never "held"', async () => {
       const bound = commandTimeout + 1_500;
-      const err = await storeErrorWithin(provider.acquire({ key: 'lock:x', owner: 'a', ttl: 1_000, wait: false }), bound);
+      const err = await storeErrorWithin(
+        provider.acquire({ key: 'lock:x', owner: 'a', ttl: 1_000, wait: false }),
+        bound,
+      );
       expect(err.operation).toBe('acquire');
       if (causes[kind]) expect(err.message).toMatch(causes[kind]);
       await storeErrorWithin(provider.acquire({ key: 'lock:x', owner: 'b', ttl: 1_000, wait: true }), bound);

@@ -27,7 +27,9 @@ export function startWorkerProcess(script: string, mode: string, env: Record<str
   const within = <T>(what: string, ms: number, p: Promise<T>): Promise<T> =>
     Promise.race([
       p,
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`worker ${mode}: no ${what} after ${ms} ms; stderr: ${err}`)), ms).unref()),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`worker ${mode}: no ${what} after ${ms} ms; stderr: ${err}`)), ms).unref(),
+      ),
     ]);
   return {
     child,
@@ -50,6 +52,7 @@ export function startWorkerProcess(script: string, mode: string, env: Record<str
           check();
         }),
       ),
-    ready: (timeoutMs = 15_000) => within('ready message', timeoutMs, new Promise<void>((resolve) => child.once('message', () => resolve()))),
+    ready: (timeoutMs = 15_000) =>
+      within('ready message', timeoutMs, new Promise<void>((resolve) => child.once('message', () => resolve()))),
   };
 }

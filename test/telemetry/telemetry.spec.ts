@@ -4,7 +4,13 @@ import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { context, createNoopMeter, metrics, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { DataPointType, MeterProvider, MetricReader, type HistogramMetricData, type MetricData } from '@opentelemetry/sdk-metrics';
+import {
+  DataPointType,
+  MeterProvider,
+  MetricReader,
+  type HistogramMetricData,
+  type MetricData,
+} from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import {
   InMemoryLockProvider,
@@ -55,14 +61,19 @@ function total(metric: MetricData | undefined, attrs: Record<string, unknown>): 
   let sum = 0;
   for (const point of metric?.dataPoints ?? []) {
     if (!Object.entries(attrs).every(([k, v]) => point.attributes[k] === v)) continue;
-    sum += metric!.dataPointType === DataPointType.HISTOGRAM ? (point.value as { count: number }).count : (point.value as number);
+    sum +=
+      metric!.dataPointType === DataPointType.HISTOGRAM
+        ? (point.value as { count: number }).count
+        : (point.value as number);
   }
   return sum;
 }
 
 function histogramSum(metric: MetricData | undefined, attrs: Record<string, unknown>): number {
   const h = metric as HistogramMetricData | undefined;
-  return (h?.dataPoints ?? []).filter((p) => Object.entries(attrs).every(([k, v]) => p.attributes[k] === v)).reduce((s, p) => s + (p.value.sum ?? 0), 0);
+  return (h?.dataPoints ?? [])
+    .filter((p) => Object.entries(attrs).every(([k, v]) => p.attributes[k] === v))
+    .reduce((s, p) => s + (p.value.sum ?? 0), 0);
 }
 
 const NAME = LOCK_ATTRIBUTES.name;
@@ -96,14 +107,18 @@ describe('OpenTelemetry metrics', () => {
     const releaseAgain = await store.hold('job:3');
     await expect(locks.withLock('job:3', () => undefined, { label: 'job' })).rejects.toThrow('held');
     await expect(locks.withLock('job:3', () => undefined, { label: 'job', onHeld: 'skip' })).resolves.toBeUndefined();
-    await expect(locks.withLock('job:3', () => undefined, { label: 'job', onHeld: 'wait', waitTimeout: 50 })).rejects.toThrow(/waited|timeout|wait/i);
+    await expect(
+      locks.withLock('job:3', () => undefined, { label: 'job', onHeld: 'wait', waitTimeout: 50 }),
+    ).rejects.toThrow(/waited|timeout|wait/i);
     const abort = new AbortController();
     const aborted = locks.acquire('job:3', { label: 'job', signal: abort.signal });
     setTimeout(() => abort.abort(new Error('client went away')), 30);
     await expect(aborted).rejects.toThrow('client went away');
     await releaseAgain();
     store.failing = true;
-    await expect(locks.withLock('job:4', () => undefined, { label: 'job', onHeld: 'wait' })).rejects.toBeInstanceOf(LockStoreError);
+    await expect(locks.withLock('job:4', () => undefined, { label: 'job', onHeld: 'wait' })).rejects.toBeInstanceOf(
+      LockStoreError,
+    );
     await expect(locks.tryAcquire('job:4', { label: 'job' })).rejects.toBeInstanceOf(LockStoreError);
     store.failing = false;
 
@@ -178,10 +193,16 @@ describe('OpenTelemetry spans', () => {
     setTimeout(() => void release(), 200);
     let token = 0;
     await inSpan(tracer, 'GET /report', () =>
-      locks.withLock('report:7', (lock) => (token = lock.fencingToken), { label: 'report', onHeld: 'wait', waitTimeout: 10_000 }),
+      locks.withLock('report:7', (lock) => (token = lock.fencingToken), {
+        label: 'report',
+        onHeld: 'wait',
+        waitTimeout: 10_000,
+      }),
     );
     // Not waited: no span.
-    await inSpan(tracer, 'GET /fast', () => locks.withLock('report:8', () => undefined, { label: 'report', onHeld: 'wait' }));
+    await inSpan(tracer, 'GET /fast', () =>
+      locks.withLock('report:8', () => undefined, { label: 'report', onHeld: 'wait' }),
+    );
 
     const spans = exporter.getFinishedSpans();
     const request = spans.find((s) => s.name === 'GET /report')!;
@@ -207,7 +228,9 @@ describe('OpenTelemetry spans', () => {
     const { exporter, tracer, store, locks } = setup();
     const release = await store.hold('report:9');
     await inSpan(tracer, 'GET /slow', () =>
-      locks.withLock('report:9', () => undefined, { label: 'report', onHeld: 'wait', waitTimeout: 80 }).catch(() => undefined),
+      locks
+        .withLock('report:9', () => undefined, { label: 'report', onHeld: 'wait', waitTimeout: 80 })
+        .catch(() => undefined),
     );
     await release();
     const wait = exporter.getFinishedSpans().find((s) => s.name === 'lock wait report')!;
@@ -249,13 +272,27 @@ describe('telemetry switch', () => {
     const unsubscribe = locks.subscribe((e) => seen.push(e.type));
     await calls();
     unsubscribe();
-    expect(new Set(seen)).toEqual(new Set(['waiting', 'acquired', 'answered', 'released', 'extended', 'contended', 'skipped', 'timeout', 'store-error']));
+    expect(new Set(seen)).toEqual(
+      new Set([
+        'waiting',
+        'acquired',
+        'answered',
+        'released',
+        'extended',
+        'contended',
+        'skipped',
+        'timeout',
+        'store-error',
+      ]),
+    );
     expect(emit).toHaveBeenCalledTimes(seen.length);
   });
 
   test("'auto' with only a tracer provider registered records spans and no metrics", async () => {
     const exporter = new InMemorySpanExporter();
-    expect(trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }))).toBe(true);
+    expect(
+      trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })),
+    ).toBe(true);
     try {
       const store = new InMemoryLockProvider();
       const locks = new LockManager({ provider: store });
@@ -297,8 +334,12 @@ describe('telemetry switch', () => {
     await locks.withLock('both', () => undefined, { label: 'both', onHeld: 'wait' });
     expect(events.map((e) => e.type)).toEqual(['waiting', 'acquired', 'answered', 'released']);
     expect(total((await reader.metrics()).get(LOCK_METRICS.waitDuration), { [NAME]: 'both' })).toBe(1);
-    expect(() => new LockManager({ provider: new InMemoryLockProvider(), telemetry: { lockNames: 'yes' as never } })).toThrow(LockOptionsError);
-    expect(() => new LockManager({ provider: new InMemoryLockProvider(), telemetry: { meterProvider: {} as never } })).toThrow(/telemetry.meterProvider/);
+    expect(
+      () => new LockManager({ provider: new InMemoryLockProvider(), telemetry: { lockNames: 'yes' as never } }),
+    ).toThrow(LockOptionsError);
+    expect(
+      () => new LockManager({ provider: new InMemoryLockProvider(), telemetry: { meterProvider: {} as never } }),
+    ).toThrow(/telemetry.meterProvider/);
   });
 });
 

@@ -5,11 +5,26 @@
  * (lockProviderConformance(...).cases), as an author registering them by hand would.
  */
 import { InMemoryLockProvider, LockOptionsError, type LockProvider } from '../../lib/index.js';
-import { describeLockProviderConformance, lockProviderConformance, type ConformanceOptions, type ConformanceRunner } from '../../lib/testing/index.js';
-import { EndlessLease, ReleaseWithoutOwnerCheck, RepeatingTokens, TryOvertakesWaiter, WaiterNeverWoken } from './broken-stores.js';
+import {
+  describeLockProviderConformance,
+  lockProviderConformance,
+  type ConformanceOptions,
+  type ConformanceRunner,
+} from '../../lib/testing/index.js';
+import {
+  EndlessLease,
+  ReleaseWithoutOwnerCheck,
+  RepeatingTokens,
+  TryOvertakesWaiter,
+  WaiterNeverWoken,
+} from './broken-stores.js';
 
 /** The error each named case fails with on `provider` (undefined: it passed). */
-async function outcomes(provider: LockProvider, names: string[], options: ConformanceOptions = {}): Promise<Map<string, Error | undefined>> {
+async function outcomes(
+  provider: LockProvider,
+  names: string[],
+  options: ConformanceOptions = {},
+): Promise<Map<string, Error | undefined>> {
   const suite = lockProviderConformance(provider.constructor.name, () => ({ provider }), options);
   const found = new Map<string, Error | undefined>();
   await suite.setUp();
@@ -95,7 +110,10 @@ function recordingRunner(): ConformanceRunner & { names: string[]; skipped: stri
 describe('what a store does not offer', () => {
   test('options skip the cases that need it, registered by name with the reason (it.skip); a missing pausedHolder too', () => {
     const runner = recordingRunner();
-    describeLockProviderConformance('Plain', () => ({ provider: new InMemoryLockProvider() }), runner, { waiting: false, limitAndShared: false });
+    describeLockProviderConformance('Plain', () => ({ provider: new InMemoryLockProvider() }), runner, {
+      waiting: false,
+      limitAndShared: false,
+    });
     const top = 'LockProvider conformance: Plain';
     expect(runner.skipped).toContain(
       `${top} › waiting: acquire with wait: true › waitTimeout 0 answers at once [skipped: the store does not offer waiting ({ waiting: false })]`,
@@ -103,27 +121,43 @@ describe('what a store does not offer', () => {
     expect(runner.skipped).toContain(
       `${top} › semaphores (limit) and read/write locks (mode) › the store declares supports.limit and supports.shared [skipped: the store does not offer limitAndShared ({ limitAndShared: false })]`,
     );
-    expect(runner.skipped.filter((n) => n.includes('SIGSTOP') && n.includes('[skipped: the target has no pausedHolder'))).toHaveLength(2);
+    expect(
+      runner.skipped.filter((n) => n.includes('SIGSTOP') && n.includes('[skipped: the target has no pausedHolder')),
+    ).toHaveLength(2);
     expect(runner.names).toContain(`${top} › release frees the key for its owner only`);
-    expect(runner.names).toContain(`${top} › does not offer limitAndShared: the store declares no supports.limit or supports.shared`);
+    expect(runner.names).toContain(
+      `${top} › does not offer limitAndShared: the store declares no supports.limit or supports.shared`,
+    );
     expect(runner.names.some((n) => n.includes('waiting:'))).toBe(false);
   });
 
   test('an option turned off for something the store declares fails, and a method the store lacks fails naming the option', async () => {
-    const off = await outcomes(new InMemoryLockProvider(), ['does not offer acquireMany: the store declares no acquireMany()'], { acquireMany: false });
-    expect([...off.values()][0]?.message).toMatch(/declares acquireMany\(\), but \{ acquireMany: false \} skips its cases: the engine would use it unchecked/);
+    const off = await outcomes(
+      new InMemoryLockProvider(),
+      ['does not offer acquireMany: the store declares no acquireMany()'],
+      { acquireMany: false },
+    );
+    expect([...off.values()][0]?.message).toMatch(
+      /declares acquireMany\(\), but \{ acquireMany: false \} skips its cases: the engine would use it unchecked/,
+    );
     class NoHolder extends InMemoryLockProvider {}
     Object.defineProperty(NoHolder.prototype, 'holder', { value: undefined });
-    const missing = await outcomes(new NoHolder(), ['holder(): who holds a key › a plain owner token names no instance; a lease that ended has no holder']);
-    expect([...missing.values()][0]?.message).toMatch(/NoHolder has no holder\(\); implement it, or pass \{ holder: false \}/);
+    const missing = await outcomes(new NoHolder(), [
+      'holder(): who holds a key › a plain owner token names no instance; a lease that ended has no holder',
+    ]);
+    expect([...missing.values()][0]?.message).toMatch(
+      /NoHolder has no holder\(\); implement it, or pass \{ holder: false \}/,
+    );
   });
 
   test('a runner without describe, it or hooks is refused with what to pass', () => {
-    expect(() => describeLockProviderConformance('X', () => ({ provider: new InMemoryLockProvider() }), { describe: () => {} } as never)).toThrow(
-      LockOptionsError,
-    );
-    expect(() => describeLockProviderConformance('X', () => ({ provider: new InMemoryLockProvider() }), {} as never)).toThrow(
-      /\{ describe, it, before, after \} \(node:test\)/,
-    );
+    expect(() =>
+      describeLockProviderConformance('X', () => ({ provider: new InMemoryLockProvider() }), {
+        describe: () => {},
+      } as never),
+    ).toThrow(LockOptionsError);
+    expect(() =>
+      describeLockProviderConformance('X', () => ({ provider: new InMemoryLockProvider() }), {} as never),
+    ).toThrow(/\{ describe, it, before, after \} \(node:test\)/);
   });
 });

@@ -7,7 +7,10 @@ import { InMemoryLockProvider, type LockAcquireRequest, type LockGrant } from '.
 import { sleep } from '../support/sleep.js';
 
 /** Waits, without queueing at the store, until `request` ends by its waitTimeout or signal (at most 30 s). */
-async function waitOut(request: LockAcquireRequest, poll?: () => LockGrant | null | Promise<LockGrant | null>): Promise<LockGrant | null> {
+async function waitOut(
+  request: LockAcquireRequest,
+  poll?: () => LockGrant | null | Promise<LockGrant | null>,
+): Promise<LockGrant | null> {
   const end = Date.now() + (request.waitTimeout ?? 30_000);
   while (Date.now() < end && !request.signal?.aborted) {
     const g = await poll?.();

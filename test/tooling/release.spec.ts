@@ -13,14 +13,20 @@ let dir: string;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'nest-lock-release-'));
-  for (const file of ['package.json', 'package-lock.json', 'CHANGELOG.md']) copyFileSync(join(root, file), join(dir, file));
+  for (const file of ['package.json', 'package-lock.json', 'CHANGELOG.md'])
+    copyFileSync(join(root, file), join(dir, file));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function release(...args: string[]): { status: number | null; output: string } {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const run = spawnSync(process.execPath, [join(root, 'scripts/release.mjs'), ...args], { cwd: dir, env, encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(process.execPath, [join(root, 'scripts/release.mjs'), ...args], {
+    cwd: dir,
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { status: run.status, output: run.stdout + run.stderr };
 }
 
@@ -28,7 +34,8 @@ const read = (file: string) => readFileSync(join(dir, file), 'utf8');
 const versions = () => ({
   pkg: (JSON.parse(read('package.json')) as { version: string }).version,
   lock: (JSON.parse(read('package-lock.json')) as { version: string }).version,
-  lockRoot: (JSON.parse(read('package-lock.json')) as { packages: Record<string, { version: string }> }).packages[''].version,
+  lockRoot: (JSON.parse(read('package-lock.json')) as { packages: Record<string, { version: string }> }).packages['']
+    .version,
 });
 
 describe('npm run release', () => {
@@ -39,14 +46,19 @@ describe('npm run release', () => {
     expect(run.status).toBe(1);
     expect(run.output).toMatch(/nothing is listed under "## \[Unreleased\]"/);
     expect(read('CHANGELOG.md')).toBe(before);
-    expect(versions().pkg).toBe((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version);
+    expect(versions().pkg).toBe(
+      (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version,
+    );
   });
 
   test('minor: the Unreleased notes become the new version entry, dated, with its compare link; package.json and the lockfile get the version', () => {
     const current = versions().pkg;
     const [major, minor] = current.split('.').map(Number);
     const next = `${major}.${minor + 1}.0`;
-    const changelog = read('CHANGELOG.md').replace('## [Unreleased]\n', '## [Unreleased]\n\n### Fixed\n\n- A release note.\n');
+    const changelog = read('CHANGELOG.md').replace(
+      '## [Unreleased]\n',
+      '## [Unreleased]\n\n### Fixed\n\n- A release note.\n',
+    );
     writeFileSync(join(dir, 'CHANGELOG.md'), changelog);
 
     const run = release('minor');
@@ -72,7 +84,10 @@ describe('npm run release', () => {
   });
 
   test('an explicit version, and a wrong argument', () => {
-    writeFileSync(join(dir, 'CHANGELOG.md'), read('CHANGELOG.md').replace('## [Unreleased]\n', '## [Unreleased]\n\n### Added\n\n- Something.\n'));
+    writeFileSync(
+      join(dir, 'CHANGELOG.md'),
+      read('CHANGELOG.md').replace('## [Unreleased]\n', '## [Unreleased]\n\n### Added\n\n- Something.\n'),
+    );
     expect(release('nine').status).toBe(1);
     expect(release('3.0.0-rc.1')).toMatchObject({ status: 0 });
     expect(versions()).toEqual({ pkg: '3.0.0-rc.1', lock: '3.0.0-rc.1', lockRoot: '3.0.0-rc.1' });

@@ -16,7 +16,12 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 function setup(env: NodeJS.ProcessEnv): { status: number | null; stdout: string; stderr: string } {
   const childEnv = { ...process.env, ...env };
   delete childEnv.NODE_OPTIONS;
-  return spawnSync(process.execPath, [join(root, 'scripts/test-setup.mjs')], { cwd: root, env: childEnv, encoding: 'utf8', timeout: 60_000 });
+  return spawnSync(process.execPath, [join(root, 'scripts/test-setup.mjs')], {
+    cwd: root,
+    env: childEnv,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 }
 
 describe('the test set-up (npm test runs it first)', () => {
@@ -32,8 +37,11 @@ describe('the test set-up (npm test runs it first)', () => {
     rmSync(empty, { recursive: true, force: true });
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/^npm test cannot run on this machine yet:/);
-    expect(run.stderr).toMatch(/- redis-server and redis-cli are not on PATH .*: (sudo )?apt-get install -y redis-server/);
-    if (process.getuid?.() === 0) expect(run.stderr).toMatch(/- runuser is not on PATH .*: apt-get install -y util-linux/);
+    expect(run.stderr).toMatch(
+      /- redis-server and redis-cli are not on PATH .*: (sudo )?apt-get install -y redis-server/,
+    );
+    if (process.getuid?.() === 0)
+      expect(run.stderr).toMatch(/- runuser is not on PATH .*: apt-get install -y util-linux/);
     // What is there is not reported: PostgreSQL's server binaries are found in /usr/lib/postgresql/*/bin too.
     expect(run.stderr).not.toMatch(/initdb|Chromium|MariaDB/);
   });
@@ -49,6 +57,8 @@ describe('the test set-up (npm test runs it first)', () => {
   test('a PostgreSQL database that cannot be reached is named with the cause', () => {
     const run = setup({ TEST_POSTGRES_URL: 'postgres://no_such_role@127.0.0.1:5432/test' });
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/- PostgreSQL at 127\.0\.0\.1:5432\/test \(TEST_POSTGRES_URL\) does not answer: .*no_such_role/);
+    expect(run.stderr).toMatch(
+      /- PostgreSQL at 127\.0\.0\.1:5432\/test \(TEST_POSTGRES_URL\) does not answer: .*no_such_role/,
+    );
   });
 });

@@ -1,8 +1,10 @@
 /** Leader election: the campaign's log lines, why a term ended, and wrong uses of `@Leader` and `LeaderService`, each with the fix. @internal */
 
-export const campaignCrashedLog = (name: string, cause: string): string => `Leader campaign for "${name}" stopped on an unexpected error: ${cause}`;
+export const campaignCrashedLog = (name: string, cause: string): string =>
+  `Leader campaign for "${name}" stopped on an unexpected error: ${cause}`;
 
-export const campaignEndedLog = (name: string, cause: string): string => `Leader campaign for "${name}" ended: ${cause}`;
+export const campaignEndedLog = (name: string, cause: string): string =>
+  `Leader campaign for "${name}" ended: ${cause}`;
 
 export const campaignStoreFailedLog = (name: string, cause: string, retryDelay: number): string =>
   `Campaign for leader "${name}": ${cause} Trying again every ${retryDelay} ms.`;
@@ -53,12 +55,14 @@ export const noHolderMessage = (name: string, kind: string): string =>
   `leader("${name}"): the "${kind}" store cannot tell who holds a lock (its provider has no holder() method); ` +
   'use a built-in store, or implement holder() in yours.';
 
-export const leaderRunOptionMessage = (where: string): string => `${where}: run is not an option of @Leader (the decorated method is what runs); leave it out.`;
+export const leaderRunOptionMessage = (where: string): string =>
+  `${where}: run is not an option of @Leader (the decorated method is what runs); leave it out.`;
 
 export const leaderNotAMethodMessage = (where: string, property: string): string =>
   `${where}: @Leader() decorates methods only; ${property} is not a method; move it to a method.`;
 
-export const leaderStaticMessage = (where: string): string => `${where}: static methods cannot lead; put @Leader on a method of a provider Nest creates.`;
+export const leaderStaticMessage = (where: string): string =>
+  `${where}: static methods cannot lead; put @Leader on a method of a provider Nest creates.`;
 
 export const scopedLeaderMessage = (name: string, className: string, method: string): string =>
   `@Leader("${name}") on ${className}.${method}: the provider is request- or transient-scoped; ` +

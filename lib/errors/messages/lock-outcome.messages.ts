@@ -1,6 +1,7 @@
 /** What callers of a lock are told: held, timed out, store failed, lost, nested, closed. @internal */
 
-export const heldMessage = (name: string): string => `Lock "${name}" is held by another caller. Retry later, or use onHeld: 'wait' to queue for it.`;
+export const heldMessage = (name: string): string =>
+  `Lock "${name}" is held by another caller. Retry later, or use onHeld: 'wait' to queue for it.`;
 
 export const waitTimeoutMessage = (name: string, waitedMs: number): string =>
   `Timed out after ${waitedMs} ms waiting for lock "${name}", which is still held by another caller. Raise waitTimeout or retry later.`;
@@ -51,7 +52,12 @@ export const lostDetails = {
     `it ran again ${lateMs} ms after the end of the lease`,
 };
 
-const REASON_PHRASES: Readonly<Record<number, string>> = { 409: 'Conflict', 423: 'Locked', 429: 'Too Many Requests', 503: 'Service Unavailable' };
+const REASON_PHRASES: Readonly<Record<number, string>> = {
+  409: 'Conflict',
+  423: 'Locked',
+  429: 'Too Many Requests',
+  503: 'Service Unavailable',
+};
 
 /** The reason phrase of an HTTP status the exception filter answers with (`Conflict`, `Service Unavailable`), for callers outside HTTP. */
 export const reasonPhrase = (status: number): string => REASON_PHRASES[status] ?? 'Error';

@@ -15,9 +15,11 @@ export const storeFailuresSummaryLog = (cause: string, count: number, seconds: n
 export const storeFailureAnsweredLog = (status: number, cause: string): string =>
   `Answered ${status}: ${cause} Further failures of this cause are counted and reported once a minute.`;
 
-export const releaseFailedLog = (name: string, cause: string): string => `Releasing lock "${name}" failed; its lease will expire on its own: ${cause}`;
+export const releaseFailedLog = (name: string, cause: string): string =>
+  `Releasing lock "${name}" failed; its lease will expire on its own: ${cause}`;
 
-export const renewFailedLog = (name: string, cause: string): string => `Renewing lock "${name}" failed (${cause}); retrying until its lease ends.`;
+export const renewFailedLog = (name: string, cause: string): string =>
+  `Renewing lock "${name}" failed (${cause}); retrying until its lease ends.`;
 
 export const onEventThrewLog = (type: string, name: string, cause: string): string =>
   `onEvent threw for a "${type}" event of lock "${name}" (ignored; onEvent must not throw): ${cause}`;

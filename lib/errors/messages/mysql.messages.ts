@@ -4,15 +4,22 @@
 export function mysqlCause(at: string, database: string | undefined, err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   const text = err instanceof Error ? err.message || err.name : String(err);
-  if (code === 'ECONNREFUSED') return `MySQL at ${at} refused the connection (ECONNREFUSED): is MySQL or MariaDB running there, and are host and port right?`;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name of MySQL at ${at} was not found (${code}): check the host in the connection options`;
-  if (code === 'ETIMEDOUT') return `MySQL at ${at} did not accept the connection in time (ETIMEDOUT): check the network path and firewall`;
-  if (code === 'ER_ACCESS_DENIED_ERROR') return `MySQL at ${at} rejected the credentials (${text}): check user and password`;
+  if (code === 'ECONNREFUSED')
+    return `MySQL at ${at} refused the connection (ECONNREFUSED): is MySQL or MariaDB running there, and are host and port right?`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return `the host name of MySQL at ${at} was not found (${code}): check the host in the connection options`;
+  if (code === 'ETIMEDOUT')
+    return `MySQL at ${at} did not accept the connection in time (ETIMEDOUT): check the network path and firewall`;
+  if (code === 'ER_ACCESS_DENIED_ERROR')
+    return `MySQL at ${at} rejected the credentials (${text}): check user and password`;
   if (code === 'ER_BAD_DB_ERROR')
     return `MySQL at ${at} has no database${database === undefined ? '' : ` "${database}"`} (ER_BAD_DB_ERROR): create it or fix the database name`;
-  if (code === 'ER_NO_DB_ERROR') return `MySQL at ${at}: the connection names no database (ER_NO_DB_ERROR): add one to the URL (/database) or the options`;
-  if (code === 'ER_TABLEACCESS_DENIED_ERROR' || code === 'ER_DBACCESS_DENIED_ERROR') return `MySQL at ${at} denied a permission the lock store needs (${text})`;
-  if (code === 'PROTOCOL_CONNECTION_LOST' || code === 'ECONNRESET' || code === 'EPIPE') return `MySQL at ${at} closed the connection (${String(code)})`;
+  if (code === 'ER_NO_DB_ERROR')
+    return `MySQL at ${at}: the connection names no database (ER_NO_DB_ERROR): add one to the URL (/database) or the options`;
+  if (code === 'ER_TABLEACCESS_DENIED_ERROR' || code === 'ER_DBACCESS_DENIED_ERROR')
+    return `MySQL at ${at} denied a permission the lock store needs (${text})`;
+  if (code === 'PROTOCOL_CONNECTION_LOST' || code === 'ECONNRESET' || code === 'EPIPE')
+    return `MySQL at ${at} closed the connection (${String(code)})`;
   return `MySQL at ${at} failed (${typeof code === 'string' ? `${code}: ${text}` : text})`;
 }
 

@@ -71,10 +71,15 @@ export const redisForeignOptions: Readonly<Record<string, string>> = {
 
 /** What is wrong with a connection URL: the problem `connectionUrlMessage` words. */
 export const connectionUrlProblems = {
-  redisScheme: (scheme: string, host: string): string => `the redis URL has the scheme "${scheme}" (host ${host}); use redis:// (or rediss:// for TLS)`,
-  redisDatabase: (db: string, host: string): string => `the redis URL's database "/${db}" (host ${host}) is not an integer; use /0, /1, ... or leave it out`,
-  postgresScheme: (scheme: string, host: string): string => `the postgres URL has the scheme "${scheme}" (host ${host}); use postgres:// or postgresql://`,
-  mysqlScheme: (scheme: string, host: string): string => `the mysql URL has the scheme "${scheme}" (host ${host}); use mysql://`,
+  redisScheme: (scheme: string, host: string): string =>
+    `the redis URL has the scheme "${scheme}" (host ${host}); use redis:// (or rediss:// for TLS)`,
+  redisDatabase: (db: string, host: string): string =>
+    `the redis URL's database "/${db}" (host ${host}) is not an integer; use /0, /1, ... or leave it out`,
+  postgresScheme: (scheme: string, host: string): string =>
+    `the postgres URL has the scheme "${scheme}" (host ${host}); use postgres:// or postgresql://`,
+  mysqlScheme: (scheme: string, host: string): string =>
+    `the mysql URL has the scheme "${scheme}" (host ${host}); use mysql://`,
   notAUrl: (shape: string): string => `the connection string is not a URL of the shape ${shape}`,
-  port: (store: string, port: string, host: string): string => `the ${store} URL's port "${port}" (host ${host}) is not a port number from 1 to 65535`,
+  port: (store: string, port: string, host: string): string =>
+    `the ${store} URL's port "${port}" (host ${host}) is not a port number from 1 to 65535`,
 };

@@ -56,7 +56,8 @@ export const redisOnlyOptionMessage = (where: string, option: string): string =>
   `${where}: ${option} applies to the Redis store built from the redis option; with a provider of your own, pass it to new RedisLockProvider({ ${option} }).`;
 
 /** `got`: the value as the caller words it. */
-export const waitForReplicasMessage = (where: string, got: string): string => `${where}: waitForReplicas must be a whole number of replicas >= 0, got ${got}.`;
+export const waitForReplicasMessage = (where: string, got: string): string =>
+  `${where}: waitForReplicas must be a whole number of replicas >= 0, got ${got}.`;
 
 export const waitForReplicasClusterMessage = (): string =>
   'RedisLockProvider: waitForReplicas works with a standalone or Sentinel-managed Redis, not a Cluster client (WAIT must reach the master of each key).';
@@ -78,7 +79,8 @@ export const nodeRedisClientMessage = (where: string, className: string): string
 export const redisForeignOptionMessage = (where: string, key: string, instead: string): string =>
   `${where}: redis.${key} is not an ioredis option: ioredis would ignore it and connect to 127.0.0.1:6379 instead. Pass ${instead}.`;
 
-export const providerOptionsMessage = (provider: string, example: string): string => `${provider}: options must be an object such as ${example}.`;
+export const providerOptionsMessage = (provider: string, example: string): string =>
+  `${provider}: options must be an object such as ${example}.`;
 
 export const limitMismatchMessage = (key: string, recorded: number, requested: number): string =>
   `Lock "${key}": requested with limit ${requested}, but the store holds or queues it with limit ${recorded}. ` +
@@ -91,7 +93,8 @@ export const durationMessage = (where: string, option: string, lower: string, va
   optionMessage(where, option, `a finite number of milliseconds ${lower} and ${DURATION_RANGE}`, value);
 
 /** A long name or prefix reads as its first 40 characters. */
-const shortText = (text: string): string => (text.length > 40 ? `${JSON.stringify(text.slice(0, 40))}... (${text.length} characters)` : JSON.stringify(text));
+const shortText = (text: string): string =>
+  text.length > 40 ? `${JSON.stringify(text.slice(0, 40))}... (${text.length} characters)` : JSON.stringify(text);
 
 export const nameTooLongMessage = (where: string, what: string, text: string, max: number): string =>
   `${where}: a ${what} must be at most ${max} characters (UTF-16 code units, as String.length counts them), got ${shortText(text)}. ` +

@@ -6,25 +6,33 @@ export const endpointOf = (host: string | undefined, port: number | string | und
 
 /** Where a node-redis Sentinel client sends commands: the master the Sentinels name (`undefined`: not known yet). */
 export const sentinelMasterAt = (master: string | undefined): string =>
-  master === undefined ? 'the master of a node-redis Sentinel client (not known yet)' : `${master} (the master the Sentinels name)`;
+  master === undefined
+    ? 'the master of a node-redis Sentinel client (not known yet)'
+    : `${master} (the master the Sentinels name)`;
 
 /** What a Redis client error means, in a few words: "Redis at 127.0.0.1:6380 refused the connection (ECONNREFUSED)". */
 export function redisCause(at: string, err: unknown, tls = false): string {
   const code = errorCode(err);
   const text = errorText(err);
-  if (code === 'ECONNREFUSED') return `Redis at ${at} refused the connection (ECONNREFUSED): is Redis running there, and are host and port right?`;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name of Redis at ${at} was not found (${code}): check the host in the connection options`;
+  if (code === 'ECONNREFUSED')
+    return `Redis at ${at} refused the connection (ECONNREFUSED): is Redis running there, and are host and port right?`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return `the host name of Redis at ${at} was not found (${code}): check the host in the connection options`;
   if (code === 'ETIMEDOUT' && tls) {
     return `Redis at ${at} did not complete the TLS connection in time (ETIMEDOUT): check that the server speaks TLS on that port (rediss://), or use redis:// if it does not`;
   }
-  if (code === 'ETIMEDOUT') return `Redis at ${at} did not accept the connection in time (ETIMEDOUT): check the network path and firewall`;
+  if (code === 'ETIMEDOUT')
+    return `Redis at ${at} did not accept the connection in time (ETIMEDOUT): check the network path and firewall`;
   if (code === 'ECONNRESET' || code === 'EPIPE') return `Redis at ${at} closed the connection (${code})`;
   if (/^Socket closed unexpectedly/i.test(text)) return `Redis at ${at} closed the connection (node-redis: ${text})`;
-  if (/^WRONGPASS/.test(text)) return `Redis at ${at} rejected the user name or password (WRONGPASS): check the credentials in the connection options`;
-  if (/^NOAUTH/.test(text)) return `Redis at ${at} requires a password and none was given (NOAUTH): add it to the connection options`;
+  if (/^WRONGPASS/.test(text))
+    return `Redis at ${at} rejected the user name or password (WRONGPASS): check the credentials in the connection options`;
+  if (/^NOAUTH/.test(text))
+    return `Redis at ${at} requires a password and none was given (NOAUTH): add it to the connection options`;
   if (/DB index is out of range/i.test(text))
     return `Redis at ${at} rejected the database index (${text}): use a db between 0 and the server's "databases" setting - 1`;
-  if (isTlsError(code, text)) return `TLS to Redis at ${at} failed (${code ?? text}): check rediss:// against the server's TLS setup and certificates`;
+  if (isTlsError(code, text))
+    return `TLS to Redis at ${at} failed (${code ?? text}): check rediss:// against the server's TLS setup and certificates`;
   return `Redis at ${at} failed (${code === undefined ? text : `${code}: ${text}`})`;
 }
 
@@ -32,15 +40,19 @@ export function redisCause(at: string, err: unknown, tls = false): string {
 export function postgresCause(at: string, database: string | undefined, err: unknown): string {
   const code = errorCode(err);
   const text = errorText(err);
-  if (code === 'ECONNREFUSED') return `PostgreSQL at ${at} refused the connection (ECONNREFUSED): is it running there, and are host and port right?`;
+  if (code === 'ECONNREFUSED')
+    return `PostgreSQL at ${at} refused the connection (ECONNREFUSED): is it running there, and are host and port right?`;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return `the host name of PostgreSQL at ${at} was not found (${code}): check the host in the connection options`;
-  if (code === 'ETIMEDOUT') return `PostgreSQL at ${at} did not accept the connection in time (ETIMEDOUT): check the network path and firewall`;
-  if (code === '28P01' || code === '28000') return `PostgreSQL at ${at} rejected the credentials (${code} ${text}): check user and password`;
+  if (code === 'ETIMEDOUT')
+    return `PostgreSQL at ${at} did not accept the connection in time (ETIMEDOUT): check the network path and firewall`;
+  if (code === '28P01' || code === '28000')
+    return `PostgreSQL at ${at} rejected the credentials (${code} ${text}): check user and password`;
   if (code === '3D000')
     return `PostgreSQL at ${at} has no database${database === undefined ? '' : ` "${database}"`} (3D000): create it or fix the database name`;
   if (code === '42501') return `PostgreSQL at ${at} denied a permission the lock store needs (42501 ${text})`;
-  if (isTlsError(code, text)) return `TLS to PostgreSQL at ${at} failed (${code ?? text}): check the ssl options against the server`;
+  if (isTlsError(code, text))
+    return `TLS to PostgreSQL at ${at} failed (${code ?? text}): check the ssl options against the server`;
   return `PostgreSQL at ${at} failed (${code === undefined ? text : `${code}: ${text}`})`;
 }
 
@@ -83,7 +95,8 @@ export const storeCauses = {
 export const storeAt = (store: string, at: string): string => `${store} at ${at}`;
 
 /** With `waitForReplicas`: a grant handed to a waiter was gone before replicas confirmed it. */
-export const replicaGrantGoneDetail = (key: string): string => `the lock handed to this waiter was gone from Redis before replicas confirmed it (key "${key}")`;
+export const replicaGrantGoneDetail = (key: string): string =>
+  `the lock handed to this waiter was gone from Redis before replicas confirmed it (key "${key}")`;
 
 /** With `waitForReplicas`: too few replicas confirmed a grant in time. */
 export const replicasShortDetail = (acked: number, need: number, waitMs: number, key: string): string =>

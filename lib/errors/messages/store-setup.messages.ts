@@ -23,13 +23,15 @@ export const evictionPolicyUnknownMessage = (at: string, cause: string, mode: 'w
   evictionCheckSuffix(mode);
 
 /** The detail of the boot error when the store refuses its server's setup. */
-export const setupRefusedBootDetail = (problems: readonly string[]): string => `the store refuses how its server is set up: ${problems.join(' ')}`;
+export const setupRefusedBootDetail = (problems: readonly string[]): string =>
+  `the store refuses how its server is set up: ${problems.join(' ')}`;
 
 /** INFO memory answered without the field of the eviction policy: the cause of {@link evictionPolicyUnknownMessage}. */
 export const policyFieldMissingCause = 'no maxmemory_policy field';
 
 /** A SQL store's statement file without its header comment. */
-export const statementHeaderMessage = (file: string): string => `${file}.sql must open with a /* ... */ header that has Input: and Output: sections`;
+export const statementHeaderMessage = (file: string): string =>
+  `${file}.sql must open with a /* ... */ header that has Input: and Output: sections`;
 
 /** A statement file whose header does not name every `$n` parameter its text uses. */
 export const statementParametersMessage = (file: string, parameters: readonly string[]): string =>

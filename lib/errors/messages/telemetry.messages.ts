@@ -2,7 +2,8 @@
 
 /** The description of each instrument, by its key in `LOCK_METRICS`. */
 export const metricDescriptions = {
-  waitDuration: 'Time from a call for a lock to its answer (granted, held elsewhere, timed out, store failed, aborted).',
+  waitDuration:
+    'Time from a call for a lock to its answer (granted, held elsewhere, timed out, store failed, aborted).',
   waitActive: 'Calls waiting for a lock now.',
   holdDuration: 'Time a lock was held, from grant to release or loss.',
   leaseLosses: 'Leases lost while held (expired before renewal, taken over, maxHold reached).',
@@ -10,7 +11,8 @@ export const metricDescriptions = {
 };
 
 /** The span of a wait: `lock wait <name>`, or `lock wait` when names are not recorded. */
-export const waitSpanName = (name: string | undefined): string => (name === undefined ? 'lock wait' : `lock wait ${name}`);
+export const waitSpanName = (name: string | undefined): string =>
+  name === undefined ? 'lock wait' : `lock wait ${name}`;
 
 export const waitTimeoutSpanStatus = (waitedMs: number): string => `waitTimeout passed after ${waitedMs} ms`;
 

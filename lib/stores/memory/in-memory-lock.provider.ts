@@ -1,7 +1,14 @@
 import { LockError, LockOptionsError } from '../../errors/lock.errors.js';
 import { holdConflictMessage, limitMismatchMessage, optionMessage, expected } from '../../errors/lock.messages.js';
 import { KeyState, type Holder, type Waiter } from './key-state.js';
-import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder, type MaybePromise } from '../../contract/lock-provider.js';
+import {
+  LockProvider,
+  lockHolder,
+  type LockAcquireRequest,
+  type LockGrant,
+  type LockHolder,
+  type MaybePromise,
+} from '../../contract/lock-provider.js';
 import { ownerTokenFor } from '../../shared/owner-token.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { now } from '../../shared/clock.js';
@@ -60,7 +67,8 @@ export class InMemoryLockProvider extends LockProvider {
     }
     if (!shared) {
       const recorded = entry.recordedLimit();
-      if (recorded !== undefined && recorded !== limit) throw new LockOptionsError(limitMismatchMessage(key, recorded, limit));
+      if (recorded !== undefined && recorded !== limit)
+        throw new LockOptionsError(limitMismatchMessage(key, recorded, limit));
     }
     if (entry.waiters.length === 0 && entry.admits(shared, limit)) {
       const fencingToken = ++this.fence;
@@ -161,7 +169,12 @@ export class InMemoryLockProvider extends LockProvider {
     const epochNow = Date.now();
     const keys: string[] = [];
     for (const key of this.entries.keys()) {
-      if (key.startsWith(request.prefix) && (request.cursor === undefined || key > request.cursor) && this.liveHolders(key, t).length > 0) keys.push(key);
+      if (
+        key.startsWith(request.prefix) &&
+        (request.cursor === undefined || key > request.cursor) &&
+        this.liveHolders(key, t).length > 0
+      )
+        keys.push(key);
     }
     keys.sort();
     const page = keys.slice(0, request.limit);
@@ -218,11 +231,19 @@ export class InMemoryLockProvider extends LockProvider {
    * ```
    */
   async hold(name: string, options: number | InMemoryHoldOptions = {}): Promise<() => Promise<void>> {
-    const { ttl = MAX_TIMER_MS, instanceId, mode, permits = 1, limit } = typeof options === 'number' ? { ttl: options } : options;
+    const {
+      ttl = MAX_TIMER_MS,
+      instanceId,
+      mode,
+      permits = 1,
+      limit,
+    } = typeof options === 'number' ? { ttl: options } : options;
     const where = `InMemoryLockProvider.hold(${JSON.stringify(name)})`;
     assertDuration(ttl, 'ttl', where, false);
-    if (!Number.isInteger(permits) || permits < 1) throw new LockOptionsError(optionMessage(where, 'permits', expected.integerFrom1, permits));
-    if (limit !== undefined && mode === 'shared') throw new LockOptionsError(optionMessage(where, 'limit', expected.holdLimitWithShared, limit));
+    if (!Number.isInteger(permits) || permits < 1)
+      throw new LockOptionsError(optionMessage(where, 'permits', expected.integerFrom1, permits));
+    if (limit !== undefined && mode === 'shared')
+      throw new LockOptionsError(optionMessage(where, 'limit', expected.holdLimitWithShared, limit));
     if (limit !== undefined && (!Number.isInteger(limit) || limit < permits))
       throw new LockOptionsError(optionMessage(where, 'limit', expected.holdLimit(permits), limit));
     const key = this.keyPrefix + name;
@@ -232,7 +253,14 @@ export class InMemoryLockProvider extends LockProvider {
     };
     for (let i = 0; i < permits; i++) {
       const owner = instanceId === undefined ? `test-hold:${++this.fence}` : ownerTokenFor(instanceId);
-      const grant = await this.acquire({ key, owner, ttl, wait: false, mode, limit: mode === 'shared' ? undefined : (limit ?? permits) });
+      const grant = await this.acquire({
+        key,
+        owner,
+        ttl,
+        wait: false,
+        mode,
+        limit: mode === 'shared' ? undefined : (limit ?? permits),
+      });
       if (!grant) {
         await release();
         throw new LockError(holdConflictMessage(name, key));
@@ -270,7 +298,11 @@ export class InMemoryLockProvider extends LockProvider {
   private settle(entry: KeyState, key: string, t = now(), changed = false): void {
     if (entry.prune(t)) changed = true;
     const waiters = entry.waiters;
-    for (let next = waiters.first(); next !== undefined && entry.admits(next.shared, next.limit); next = waiters.first()) {
+    for (
+      let next = waiters.first();
+      next !== undefined && entry.admits(next.shared, next.limit);
+      next = waiters.first()
+    ) {
       waiters.shift();
       this.cleanup(next);
       const fencingToken = ++this.fence;

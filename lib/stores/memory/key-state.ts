@@ -51,7 +51,14 @@ export class KeyState {
   expiryAt = 0;
 
   /** A key with its first holder. */
-  constructor(owner: string, expiresAt: number, fencingToken: number, grantedAt: number, shared: boolean, limit: number) {
+  constructor(
+    owner: string,
+    expiresAt: number,
+    fencingToken: number,
+    grantedAt: number,
+    shared: boolean,
+    limit: number,
+  ) {
     this.add(owner, expiresAt, fencingToken, grantedAt, shared, limit);
   }
 

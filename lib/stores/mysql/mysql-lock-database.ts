@@ -27,9 +27,16 @@ function corePool(connection: MysqlConnection): Pool | undefined {
 /** Where the provider connects, for messages: `host:port` and the database, never the password. */
 function mysqlTarget(connection: MysqlConnection): { at: string; database: string | undefined } {
   const pool = corePool(connection) as (Pool & { config?: { connectionConfig?: PoolOptions } }) | undefined;
-  const given: PoolOptions = pool ? (pool.config?.connectionConfig ?? {}) : typeof connection === 'string' ? { uri: connection } : (connection as PoolOptions);
+  const given: PoolOptions = pool
+    ? (pool.config?.connectionConfig ?? {})
+    : typeof connection === 'string'
+      ? { uri: connection }
+      : (connection as PoolOptions);
   let { host, port, database } = given;
-  const m = typeof given.uri === 'string' ? /^[a-z0-9+]+:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::(\d+))?(?:\/([^?#]*))?/i.exec(given.uri) : null;
+  const m =
+    typeof given.uri === 'string'
+      ? /^[a-z0-9+]+:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::(\d+))?(?:\/([^?#]*))?/i.exec(given.uri)
+      : null;
   if (m) {
     host = m[1] || host;
     port = m[2] === undefined ? port : Number(m[2]);
@@ -81,7 +88,8 @@ export class MysqlLockDatabase {
       at: () => mysqlTarget(this.connection).at,
       cause: (err) => mysqlCause(mysqlTarget(this.connection).at, mysqlTarget(this.connection).database, err),
       explain: (err) => this.cause(err),
-      closedTo: (operation) => this.isClosed && operation !== 'close' && operation !== 'release' && operation !== 'dequeue',
+      closedTo: (operation) =>
+        this.isClosed && operation !== 'close' && operation !== 'release' && operation !== 'dequeue',
     });
     this.ownsPool = corePool(options.connection) === undefined;
   }
@@ -133,10 +141,14 @@ export class MysqlLockDatabase {
 
   private async once<T>(fn: (run: (sql: string, values: unknown[]) => Promise<unknown>) => Promise<T>): Promise<T> {
     const pool = await this.ready();
-    const conn = await new Promise<PoolConnection>((resolve, reject) => pool.getConnection((err, c) => (err ? reject(err) : resolve(c))));
+    const conn = await new Promise<PoolConnection>((resolve, reject) =>
+      pool.getConnection((err, c) => (err ? reject(err) : resolve(c))),
+    );
     const run = (sql: string, values: unknown[]): Promise<unknown> =>
       new Promise((resolve, reject) =>
-        conn.execute({ sql, values, timeout: this.commandTimeout }, (err: unknown, r: unknown) => (err ? reject(err) : resolve(r))),
+        conn.execute({ sql, values, timeout: this.commandTimeout }, (err: unknown, r: unknown) =>
+          err ? reject(err) : resolve(r),
+        ),
       );
     // mysql2's own transaction calls (BEGIN, COMMIT, ROLLBACK), each bounded like a statement by the caller's bound.
     const step = (call: (cb: (err: unknown) => void) => void): Promise<void> =>
@@ -168,14 +180,17 @@ export class MysqlLockDatabase {
   /** What went wrong, in words: the `mysql2` error's cause, and what to do about a missing lock table. */
   private cause(err: unknown): string {
     const target = mysqlTarget(this.connection);
-    const hint = errno(err) === NO_SUCH_TABLE || errno(err) === BAD_FIELD ? mysqlLockTableMissingHint(this.tables.raw) : '';
+    const hint =
+      errno(err) === NO_SUCH_TABLE || errno(err) === BAD_FIELD ? mysqlLockTableMissingHint(this.tables.raw) : '';
     return `${mysqlCause(target.at, target.database, err)}${hint}`;
   }
 
   private async execute(sql: string, values: unknown[]): Promise<unknown> {
     const pool = await this.ready();
     return new Promise((resolve, reject) => {
-      pool.execute({ sql, values, timeout: this.commandTimeout }, (err: unknown, result: unknown) => (err ? reject(err) : resolve(result)));
+      pool.execute({ sql, values, timeout: this.commandTimeout }, (err: unknown, result: unknown) =>
+        err ? reject(err) : resolve(result),
+      );
     });
   }
 
@@ -188,15 +203,24 @@ export class MysqlLockDatabase {
         this.pool = given;
       } else {
         const mysql = loadOptionalPeer<Mysql2Module>('mysql2', 'MysqlLockProvider');
-        const options: PoolOptions = typeof this.connection === 'string' ? { uri: this.connection } : { ...(this.connection as PoolOptions) };
+        const options: PoolOptions =
+          typeof this.connection === 'string' ? { uri: this.connection } : { ...(this.connection as PoolOptions) };
         // Lock statements are short: a few connections per instance serve many callers.
-        const pool = mysql.createPool({ connectionLimit: 5, connectTimeout: this.commandTimeout, enableKeepAlive: true, ...options });
+        const pool = mysql.createPool({
+          connectionLimit: 5,
+          connectTimeout: this.commandTimeout,
+          enableKeepAlive: true,
+          ...options,
+        });
         // An idle connection the server dropped must not crash the app; the pool replaces it.
         pool.on('connection', (c) => c.on('error', () => undefined));
         this.pool = pool;
       }
     }
-    if (this.createTable) await (this.schema ??= this.ensureSchema(this.pool).catch((err: unknown) => Promise.reject(this.forgetSchema(err))));
+    if (this.createTable)
+      await (this.schema ??= this.ensureSchema(this.pool).catch((err: unknown) =>
+        Promise.reject(this.forgetSchema(err)),
+      ));
     return this.pool;
   }
 

@@ -22,7 +22,9 @@ export interface MysqlLockAsk {
 /** The live entries of a `holders` column (mysql2 parses JSON on MySQL; MariaDB sends text), at `nowUs`. @internal */
 export function liveHolders(holders: unknown, nowUs: number): MysqlLockHolderEntry[] {
   if (holders === null || holders === undefined) return [];
-  const list = (typeof holders === 'string' || Buffer.isBuffer(holders) ? JSON.parse(String(holders)) : holders) as MysqlLockHolderEntry[];
+  const list = (
+    typeof holders === 'string' || Buffer.isBuffer(holders) ? JSON.parse(String(holders)) : holders
+  ) as MysqlLockHolderEntry[];
   return list.filter((h) => h.e > nowUs);
 }
 
@@ -34,12 +36,20 @@ export function liveHolders(holders: unknown, nowUs: number): MysqlLockHolderEnt
  */
 export function fitsHolders(live: readonly MysqlLockHolderEntry[], permits: number | null, ask: MysqlLockAsk): boolean {
   if (ask.shared) return live.every((h) => h.m === 'shared');
-  return live.every((h) => h.m === 'exclusive') && live.length < ask.limit && (live.length === 0 || permits === ask.limit);
+  return (
+    live.every((h) => h.m === 'exclusive') && live.length < ask.limit && (live.length === 0 || permits === ask.limit)
+  );
 }
 
 /** The other limit than `limit` the live group holders have (their exclusive ones), or `null`. @internal */
-export function otherHeldLimit(live: readonly MysqlLockHolderEntry[], permits: number | null, limit: number): number | null {
-  return live.some((h) => h.m === 'exclusive') && permits !== null && Number(permits) !== limit ? Number(permits) : null;
+export function otherHeldLimit(
+  live: readonly MysqlLockHolderEntry[],
+  permits: number | null,
+  limit: number,
+): number | null {
+  return live.some((h) => h.m === 'exclusive') && permits !== null && Number(permits) !== limit
+    ? Number(permits)
+    : null;
 }
 
 /** What a request asks: shared, or exclusive with its limit (1: a plain lock). @internal */

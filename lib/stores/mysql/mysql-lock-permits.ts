@@ -7,11 +7,18 @@ import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { LockOptionsError } from '../../errors/lock.errors.js';
 import { limitMismatchMessage } from '../../errors/lock.messages.js';
 import type { MysqlLockDatabase } from './mysql-lock-database.js';
-import { fitsHolders, liveHolders, otherHeldLimit, type MysqlLockAsk, type MysqlLockHolderEntry } from './mysql-lock-holders.js';
+import {
+  fitsHolders,
+  liveHolders,
+  otherHeldLimit,
+  type MysqlLockAsk,
+  type MysqlLockHolderEntry,
+} from './mysql-lock-holders.js';
 import type { MysqlLockStatements } from './mysql-lock-tables.js';
 
 /** The row lease that covers every entry: the latest end from now, in µs (0 when none is left). */
-const rowLease = (entries: readonly MysqlLockHolderEntry[], nowUs: number): number => Math.max(0, ...entries.map((h) => h.e - nowUs));
+const rowLease = (entries: readonly MysqlLockHolderEntry[], nowUs: number): number =>
+  Math.max(0, ...entries.map((h) => h.e - nowUs));
 
 /**
  * The group holders' statements of one provider: acquire, release and
@@ -32,7 +39,13 @@ export class MysqlLockPermits {
    * with its grant.
    * @throws {LockOptionsError} when a first exclusive attempt finds the key held or awaited with another limit.
    */
-  async acquire(key: string, owner: string, ttl: number, ticket: number | null, ask: MysqlLockAsk): Promise<number | null> {
+  async acquire(
+    key: string,
+    owner: string,
+    ttl: number,
+    ticket: number | null,
+    ask: MysqlLockAsk,
+  ): Promise<number | null> {
     await this.database.write(this.sql.permitNew, [key]);
     return this.database.transaction(async (run) => {
       const [row] = (await run(this.sql.permitRow, [key])) as RowDataPacket[];
@@ -46,11 +59,26 @@ export class MysqlLockPermits {
         const other =
           ahead.find((w) => w.mode === 'exclusive' && Number(w.permits) !== ask.limit)?.permits ??
           (Number(row.plain_held) === 1 && ask.limit !== 1 ? 1 : otherHeldLimit(live, row.permits, ask.limit));
-        if (other !== null && other !== undefined) throw new LockOptionsError(limitMismatchMessage(key, Number(other), ask.limit));
+        if (other !== null && other !== undefined)
+          throw new LockOptionsError(limitMismatchMessage(key, Number(other), ask.limit));
       }
-      if (Number(row.plain_held) === 1 || ahead.length > 0 || !fitsHolders(live, row.permits === null ? null : Number(row.permits), ask)) return null;
+      if (
+        Number(row.plain_held) === 1 ||
+        ahead.length > 0 ||
+        !fitsHolders(live, row.permits === null ? null : Number(row.permits), ask)
+      )
+        return null;
       const token = Math.max(Number(row.fencing_token) + 1, nowUs);
-      const entries = [...live, { o: owner, t: token, e: nowUs + Math.round(ttl * 1000), s: nowUs, m: ask.shared ? 'shared' : 'exclusive' } as const];
+      const entries = [
+        ...live,
+        {
+          o: owner,
+          t: token,
+          e: nowUs + Math.round(ttl * 1000),
+          s: nowUs,
+          m: ask.shared ? 'shared' : 'exclusive',
+        } as const,
+      ];
       const permits = ask.shared ? (live.length > 0 ? row.permits : null) : ask.limit;
       await run(this.sql.permitWrite, [token, JSON.stringify(entries), permits, rowLease(entries, nowUs), key]);
       if (ticket !== null) await run(this.sql.dequeue, [ticket]);
@@ -65,7 +93,9 @@ export class MysqlLockPermits {
 
   /** Sets the owner's live entry's lease to `ttl` ms from now: `null` when it has no entry, `false` when its lease had ended. */
   extend(key: string, owner: string, ttl: number): Promise<boolean | null> {
-    return this.change(key, owner, (live, entry, nowUs) => live.map((h) => (h === entry ? { ...h, e: nowUs + Math.round(ttl * 1000) } : h)));
+    return this.change(key, owner, (live, entry, nowUs) =>
+      live.map((h) => (h === entry ? { ...h, e: nowUs + Math.round(ttl * 1000) } : h)),
+    );
   }
 
   /** Rewrites the row's entries by `edit` when the owner has one: the live ones kept (dead ones dropped). */

@@ -31,7 +31,8 @@ export interface MysqlLockTables {
  */
 export function mysqlLockTables(tableName: unknown): MysqlLockTables {
   const where = 'MysqlLockProvider';
-  if (typeof tableName !== 'string') throw new LockOptionsError(optionMessage(where, 'tableName', expected.string, tableName));
+  if (typeof tableName !== 'string')
+    throw new LockOptionsError(optionMessage(where, 'tableName', expected.string, tableName));
   const parts = tableName.split('.');
   const table = parts[parts.length - 1];
   if (parts.length > 2 || !parts.every((p) => IDENT.test(p) && p.length <= 64) || table.length > MAX_TABLE) {
@@ -40,7 +41,11 @@ export function mysqlLockTables(tableName: unknown): MysqlLockTables {
   const schema = parts.length === 2 ? `\`${parts[0]}\`.` : '';
   return {
     raw: tableName,
-    names: { locks: `${schema}\`${table}\``, waiters: `${schema}\`${table}_waiters\``, waitersIndex: `\`${table}_name_idx\`` },
+    names: {
+      locks: `${schema}\`${table}\``,
+      waiters: `${schema}\`${table}_waiters\``,
+      waitersIndex: `\`${table}_name_idx\``,
+    },
   };
 }
 

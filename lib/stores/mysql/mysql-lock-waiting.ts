@@ -48,7 +48,10 @@ class LocalWaiter {
       return Promise.resolve('wake');
     }
     return new Promise<Wake>((resolve) => {
-      const timer = deadline === Infinity ? undefined : setTimeout(() => this.wake('timeout'), Math.max(0, deadline - performance.now()));
+      const timer =
+        deadline === Infinity
+          ? undefined
+          : setTimeout(() => this.wake('timeout'), Math.max(0, deadline - performance.now()));
       const onAbort = (): void => this.wake('abort');
       signal?.addEventListener('abort', onAbort, { once: true });
       this.resolve = (how) => {
@@ -145,7 +148,9 @@ export class MysqlLockWaiting {
     } finally {
       this.unwatch(waiter);
       // The row goes either way; a granted waiter's next one here may be the new head.
-      await this.database.bounded('dequeue', key, () => this.database.write(this.sql.dequeue, [ticket])).catch(() => undefined);
+      await this.database
+        .bounded('dequeue', key, () => this.database.write(this.sql.dequeue, [ticket]))
+        .catch(() => undefined);
       // A shared hold or a permit granted: the next waiter here may fit beside it.
       if (!granted || chain) this.released(key);
     }
@@ -161,7 +166,13 @@ export class MysqlLockWaiting {
       this.lastPrune.set(key, now);
       await this.database.write(this.sql.pruneWaiters, [key]);
     }
-    const r = await this.database.write(this.sql.enqueue, [key, owner, Math.round(this.waiterLease * 1000), ask.shared ? 'shared' : 'exclusive', ask.limit]);
+    const r = await this.database.write(this.sql.enqueue, [
+      key,
+      owner,
+      Math.round(this.waiterLease * 1000),
+      ask.shared ? 'shared' : 'exclusive',
+      ask.limit,
+    ]);
     return Number(r.insertId);
   }
 
@@ -203,7 +214,9 @@ export class MysqlLockWaiting {
     try {
       if (performance.now() - this.lastBeat > this.waiterLease / 3) await this.heartbeat();
       const keys = [...this.byKey.keys()];
-      const rows = await this.database.bounded('watch', undefined, () => this.database.read(this.sql.watch, [JSON.stringify(keys)]));
+      const rows = await this.database.bounded('watch', undefined, () =>
+        this.database.read(this.sql.watch, [JSON.stringify(keys)]),
+      );
       let changed = false;
       const found = new Set<string>();
       for (const row of rows) {
@@ -212,7 +225,10 @@ export class MysqlLockWaiting {
         const head = row.head === null ? null : Number(row.head);
         const nowUs = Number(row.now_us);
         const live = liveHolders(row.holders, nowUs);
-        const ask = { shared: row.head_mode === 'shared', limit: row.head_permits === null ? 1 : Number(row.head_permits) };
+        const ask = {
+          shared: row.head_mode === 'shared',
+          limit: row.head_permits === null ? 1 : Number(row.head_permits),
+        };
         // Held for the head: by a plain holder's lease, or by group holders it does not fit beside (until the first of their leases ends).
         const groupMs =
           live.length === 0 || fitsHolders(live, row.permits === null ? null : Number(row.permits), ask)

@@ -1,6 +1,13 @@
 import { DEFAULT_COMMAND_TIMEOUT, MAX_DURATION_MS } from '../../contract/lock.constants.js';
 import { assertDuration } from '../../contract/lock-limits.validation.js';
-import { LockProvider, lockHolder, type LockAcquireRequest, type LockExtension, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
+import {
+  LockProvider,
+  lockHolder,
+  type LockAcquireRequest,
+  type LockExtension,
+  type LockGrant,
+  type LockHolder,
+} from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { LockOptionsError } from '../../errors/lock.errors.js';
 import {
@@ -16,7 +23,13 @@ import { MysqlLockDatabase } from './mysql-lock-database.js';
 import { liveHolders, mysqlLockAsk, otherHeldLimit } from './mysql-lock-holders.js';
 import { MysqlLockPermits } from './mysql-lock-permits.js';
 import type { MysqlLockProviderOptions } from './mysql-lock-options.interface.js';
-import { DEFAULT_MYSQL_LOCK_TABLE, mysqlLockStatements, mysqlLockTables, schemaSql, type MysqlLockStatements } from './mysql-lock-tables.js';
+import {
+  DEFAULT_MYSQL_LOCK_TABLE,
+  mysqlLockStatements,
+  mysqlLockTables,
+  schemaSql,
+  type MysqlLockStatements,
+} from './mysql-lock-tables.js';
 import { MysqlLockWaiting, type MysqlLockAttempt } from './mysql-lock-waiting.js';
 
 /** Longest lock key (prefix included), in bytes: the `name` column (`VARBINARY(2000)`). */
@@ -73,10 +86,16 @@ export class MysqlLockProvider extends LockProvider {
     if (options === null || typeof options !== 'object') {
       throw new LockOptionsError(providerOptionsMessage('MysqlLockProvider', providerOptionsExamples.mysql));
     }
-    const { connection, tableName = DEFAULT_MYSQL_LOCK_TABLE, commandTimeout = DEFAULT_COMMAND_TIMEOUT, createTable = true } = options;
+    const {
+      connection,
+      tableName = DEFAULT_MYSQL_LOCK_TABLE,
+      commandTimeout = DEFAULT_COMMAND_TIMEOUT,
+      createTable = true,
+    } = options;
     assertMysqlConnection(connection, 'MysqlLockProvider');
     assertDuration(commandTimeout, 'commandTimeout', 'MysqlLockProvider', false);
-    if (typeof createTable !== 'boolean') throw new LockOptionsError(optionMessage('MysqlLockProvider', 'createTable', expected.boolean, createTable));
+    if (typeof createTable !== 'boolean')
+      throw new LockOptionsError(optionMessage('MysqlLockProvider', 'createTable', expected.boolean, createTable));
     const tables = mysqlLockTables(tableName);
     this.sql = mysqlLockStatements(tables);
     this.tableName = tableName;
@@ -84,7 +103,12 @@ export class MysqlLockProvider extends LockProvider {
     this.database = new MysqlLockDatabase({ connection, tables, sql: this.sql, createTable, commandTimeout });
     this.permits = new MysqlLockPermits(this.database, this.sql);
     const waiterLease = Math.min(MAX_DURATION_MS, Math.max(5_000, 2 * commandTimeout));
-    this.waiting = new MysqlLockWaiting(this.database, this.sql, (request, ticket) => this.attempt(request, ticket), waiterLease);
+    this.waiting = new MysqlLockWaiting(
+      this.database,
+      this.sql,
+      (request, ticket) => this.attempt(request, ticket),
+      waiterLease,
+    );
   }
 
   /**
@@ -110,7 +134,8 @@ export class MysqlLockProvider extends LockProvider {
    */
   async acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
     const { key } = request;
-    if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw new LockOptionsError(mysqlKeyTooLongMessage(key, Buffer.byteLength(key), MAX_KEY_BYTES));
+    if (Buffer.byteLength(key) > MAX_KEY_BYTES)
+      throw new LockOptionsError(mysqlKeyTooLongMessage(key, Buffer.byteLength(key), MAX_KEY_BYTES));
     if (request.wait && !request.signal?.aborted && request.waitTimeout !== 0) return this.waiting.acquire(request);
     const once = await this.database.bounded('acquire', key, () => this.attempt(request, null));
     return once.token === null ? null : { fencingToken: once.token };
@@ -142,7 +167,9 @@ export class MysqlLockProvider extends LockProvider {
     if (locks.length === 0) return [];
     const ordered = [...locks].sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
     const json = JSON.stringify(ordered.map((l) => ({ k: l.key, o: l.owner, t: Math.round(l.ttl * 1000) })));
-    const r = await this.database.bounded('extend', locks[0].key, () => this.database.write(this.sql.extendMany, [json]));
+    const r = await this.database.bounded('extend', locks[0].key, () =>
+      this.database.write(this.sql.extendMany, [json]),
+    );
     for (const l of locks) this.waiting.extended(l.key);
     if (r.affectedRows === locks.length) return locks.map(() => true);
     return Promise.all(locks.map((l) => this.extend(l.key, l.owner, l.ttl)));
@@ -186,7 +213,9 @@ export class MysqlLockProvider extends LockProvider {
     const us = Math.round(olderThanMs * 1000);
     let deleted = 0;
     for (;;) {
-      const r = await this.database.bounded('prune', undefined, () => this.database.write(this.sql.prune, [us, us, String(PRUNE_BATCH)]));
+      const r = await this.database.bounded('prune', undefined, () =>
+        this.database.write(this.sql.prune, [us, us, String(PRUNE_BATCH)]),
+      );
       deleted += r.affectedRows;
       if (r.affectedRows < PRUNE_BATCH) return deleted;
     }
@@ -277,7 +306,8 @@ export class MysqlLockProvider extends LockProvider {
   private async attempt(request: LockAcquireRequest, ticket: number | null): Promise<MysqlLockAttempt> {
     const { key, owner, ttl } = request;
     const ask = mysqlLockAsk(request);
-    if (ask.shared || ask.limit > 1) return { token: await this.permits.acquire(key, owner, ttl, ticket, ask), group: true };
+    if (ask.shared || ask.limit > 1)
+      return { token: await this.permits.acquire(key, owner, ttl, ticket, ask), group: true };
     const us = Math.round(ttl * 1000);
     for (let tries = 0; tries < 3; tries++) {
       const r = await this.database.write(this.sql.acquire, [owner, us, key, key, ticket, ticket]);

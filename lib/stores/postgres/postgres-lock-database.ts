@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Client, ClientConfig, Pool, PoolConfig, QueryResultRow } from 'pg';
-import { endpointOf, lockTableMissingHint, lockTableOutdatedHint, lockTableNotCreatableHint, postgresCause, storeCauses } from '../../errors/lock.messages.js';
+import {
+  endpointOf,
+  lockTableMissingHint,
+  lockTableOutdatedHint,
+  lockTableNotCreatableHint,
+  postgresCause,
+  storeCauses,
+} from '../../errors/lock.messages.js';
 import { loadOptionalPeer } from '../optional-peer.js';
 import { BoundedSqlCalls } from '../sql/bounded-sql-calls.js';
 import type { PostgresConnection } from './postgres-lock-options.interface.js';
@@ -23,7 +30,10 @@ export interface PostgresLockDatabaseOptions {
 }
 
 const isPool = (c: unknown): c is Pool =>
-  typeof c === 'object' && c !== null && typeof (c as Pool).query === 'function' && typeof (c as Pool).connect === 'function';
+  typeof c === 'object' &&
+  c !== null &&
+  typeof (c as Pool).query === 'function' &&
+  typeof (c as Pool).connect === 'function';
 
 /** Where the provider connects, for messages: `host:port` and the database, never the password (libpq's defaults where not given). */
 function postgresTarget(connection: PostgresConnection): { at: string; database: string | undefined } {
@@ -218,7 +228,10 @@ export class PostgresLockDatabase {
   }
 
   private poolConfig(): PoolConfig {
-    const given: PoolConfig = typeof this.connection === 'string' ? { connectionString: this.connection } : { ...(this.connection as PoolConfig) };
+    const given: PoolConfig =
+      typeof this.connection === 'string'
+        ? { connectionString: this.connection }
+        : { ...(this.connection as PoolConfig) };
     return {
       ...given,
       // Lock statements are short: a few connections per instance serve many callers (plus one for LISTEN).

@@ -35,14 +35,43 @@ export class PostgresLockHolds {
     const lease = enqueue ? this.waiterLease : null;
     const rows =
       shared || limit > 1
-        ? await this.database.query(this.sql.acquirePermit, [key, owner, ttl, ticket, lease, shared ? 'shared' : 'exclusive', limit, this.tables.raw])
-        : await this.database.query(this.sql.acquire, [key, owner, ttl, ticket, lease, fences, lease === null ? null : ask.direct]);
+        ? await this.database.query(this.sql.acquirePermit, [
+            key,
+            owner,
+            ttl,
+            ticket,
+            lease,
+            shared ? 'shared' : 'exclusive',
+            limit,
+            this.tables.raw,
+          ])
+        : await this.database.query(this.sql.acquire, [
+            key,
+            owner,
+            ttl,
+            ticket,
+            lease,
+            fences,
+            lease === null ? null : ask.direct,
+          ]);
     const row = rows[0] ?? {};
     const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-    if (row.conflict !== null && row.conflict !== undefined) throw new LockOptionsError(limitMismatchMessage(key, Number(row.conflict), limit));
-    const answer = { token: num(row.token), ticket: (row.ticket as string | null) ?? null, mine: ticket === null ? null : num(row.mine) };
-    if ((shared || limit > 1) && (answer.token !== null || answer.mine !== null)) this.permitOwners.add(`${owner} ${key}`);
-    return { ...answer, heldMs: num(row.held_ms), aheadMs: num(row.ahead_ms), mineMs: num(row.mine_ms), nowMs: num(row.now_ms) };
+    if (row.conflict !== null && row.conflict !== undefined)
+      throw new LockOptionsError(limitMismatchMessage(key, Number(row.conflict), limit));
+    const answer = {
+      token: num(row.token),
+      ticket: (row.ticket as string | null) ?? null,
+      mine: ticket === null ? null : num(row.mine),
+    };
+    if ((shared || limit > 1) && (answer.token !== null || answer.mine !== null))
+      this.permitOwners.add(`${owner} ${key}`);
+    return {
+      ...answer,
+      heldMs: num(row.held_ms),
+      aheadMs: num(row.ahead_ms),
+      mineMs: num(row.mine_ms),
+      nowMs: num(row.now_ms),
+    };
   }
 
   /**
@@ -51,7 +80,9 @@ export class PostgresLockHolds {
    */
   async extend(key: string, owner: string, ttl: number): Promise<boolean> {
     const extended = await this.database.bounded('extend', key, () =>
-      this.byHolder(key, owner, (permit) => this.database.query(permit ? this.sql.extendPermit : this.sql.extend, [key, owner, ttl, this.tables.raw])),
+      this.byHolder(key, owner, (permit) =>
+        this.database.query(permit ? this.sql.extendPermit : this.sql.extend, [key, owner, ttl, this.tables.raw]),
+      ),
     );
     if (!extended) this.permitOwners.delete(`${owner} ${key}`);
     return extended !== undefined;
@@ -64,7 +95,9 @@ export class PostgresLockHolds {
    */
   async release(key: string, owner: string): Promise<QueryResultRow | undefined> {
     const row = await this.database.bounded('release', key, () =>
-      this.byHolder(key, owner, (permit) => this.database.query(permit ? this.sql.releasePermit : this.sql.release, [key, owner, this.tables.raw])),
+      this.byHolder(key, owner, (permit) =>
+        this.database.query(permit ? this.sql.releasePermit : this.sql.release, [key, owner, this.tables.raw]),
+      ),
     );
     this.permitOwners.delete(`${owner} ${key}`);
     return row;
@@ -82,8 +115,15 @@ export class PostgresLockHolds {
     locks.forEach((l, i) => (this.permitOwners.has(`${l.owner} ${l.key}`) ? entries : plain).push(i));
     const batch = async (places: number[], statement: string): Promise<void> => {
       if (places.length === 0) return;
-      const values = [places.map((i) => locks[i].key), places.map((i) => locks[i].owner), places.map((i) => locks[i].ttl), this.tables.raw];
-      const rows = await this.database.bounded('extend', locks[places[0]].key, () => this.database.query(statement, values));
+      const values = [
+        places.map((i) => locks[i].key),
+        places.map((i) => locks[i].owner),
+        places.map((i) => locks[i].ttl),
+        this.tables.raw,
+      ];
+      const rows = await this.database.bounded('extend', locks[places[0]].key, () =>
+        this.database.query(statement, values),
+      );
       for (const row of rows) out[places[(row.i as number) - 1]] = true;
     };
     await Promise.all([batch(plain, this.sql.extendMany), batch(entries, this.sql.extendPermitMany)]);
@@ -95,7 +135,11 @@ export class PostgresLockHolds {
    * else the plain lock's; then the other one if the first found nothing (an
    * entry granted by another provider). Answers the row, if any.
    */
-  private async byHolder(key: string, owner: string, run: (permit: boolean) => Promise<QueryResultRow[]>): Promise<QueryResultRow | undefined> {
+  private async byHolder(
+    key: string,
+    owner: string,
+    run: (permit: boolean) => Promise<QueryResultRow[]>,
+  ): Promise<QueryResultRow | undefined> {
     const permit = this.permitOwners.has(`${owner} ${key}`);
     return (await run(permit))[0] ?? (await run(!permit))[0];
   }

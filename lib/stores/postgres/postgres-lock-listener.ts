@@ -75,7 +75,9 @@ export class PostgresLockListener {
     if (!client) return;
     this.track(
       this.database
-        .bounded('listen', undefined, () => client.query({ text: this.aliveSql, query_timeout: this.database.commandTimeout } as never))
+        .bounded('listen', undefined, () =>
+          client.query({ text: this.aliveSql, query_timeout: this.database.commandTimeout } as never),
+        )
         .catch(() => this.lost(client)),
     );
   }
@@ -103,7 +105,8 @@ export class PostgresLockListener {
     client.on('end', () => this.lost(client));
     client.on('notification', (msg) => {
       const colon = msg.payload?.indexOf(':') ?? -1;
-      if (msg.channel === this.tables.raw && colon >= 0) this.heard({ key: msg.payload!.slice(colon + 1), next: msg.payload!.slice(0, colon) });
+      if (msg.channel === this.tables.raw && colon >= 0)
+        this.heard({ key: msg.payload!.slice(colon + 1), next: msg.payload!.slice(0, colon) });
     });
     try {
       await client.connect();

@@ -1,6 +1,12 @@
 import type { LockLogger } from '../../contract/lock-logger.interface.js';
 import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
-import { optionMessage, pruneFailedLog, prunedLog, unknownOptionMessage, expected } from '../../errors/lock.messages.js';
+import {
+  optionMessage,
+  pruneFailedLog,
+  prunedLog,
+  unknownOptionMessage,
+  expected,
+} from '../../errors/lock.messages.js';
 import { now } from '../../shared/clock.js';
 import { assertDuration } from '../../contract/lock-limits.validation.js';
 import { sharedTimer, type TimerTarget } from '../../shared/timer.js';
@@ -89,7 +95,13 @@ export class PostgresLockPruner implements TimerTarget {
     const int = (v: number): string => String(Math.max(1, Math.floor(v)));
     const timeoutMs = int(database.commandTimeout * 0.9);
     this.batchSql =
-      settings === null ? undefined : postgresSql('prune-batch', tables, { olderThanMs: int(settings.olderThanMs), batch: int(BACKGROUND_BATCH), timeoutMs });
+      settings === null
+        ? undefined
+        : postgresSql('prune-batch', tables, {
+            olderThanMs: int(settings.olderThanMs),
+            batch: int(BACKGROUND_BATCH),
+            timeoutMs,
+          });
   }
 
   /**
@@ -102,7 +114,9 @@ export class PostgresLockPruner implements TimerTarget {
     assertPruneAge(olderThanMs, 'PostgresLockProvider.prune', 'olderThanMs');
     let total = 0;
     for (;;) {
-      const rows = await this.database.bounded('prune', undefined, () => this.database.query(this.sql.prune, [olderThanMs, BATCH]));
+      const rows = await this.database.bounded('prune', undefined, () =>
+        this.database.query(this.sql.prune, [olderThanMs, BATCH]),
+      );
       const n = Number(rows[0]?.n ?? 0);
       total += n;
       if (n < BATCH) return total;
@@ -157,7 +171,14 @@ export class PostgresLockPruner implements TimerTarget {
         this.failedSince++;
         return;
       }
-      this.logger.warn(pruneFailedLog(this.tables.raw, err instanceof LockStoreError ? err.detail : String(err), settings.everyMs, this.failedSince));
+      this.logger.warn(
+        pruneFailedLog(
+          this.tables.raw,
+          err instanceof LockStoreError ? err.detail : String(err),
+          settings.everyMs,
+          this.failedSince,
+        ),
+      );
       this.warnedAt = now();
       this.failedSince = 0;
     }

@@ -48,7 +48,8 @@ export class PostgresLockReleaseQueue {
       config,
       split: (result) => {
         const row = result.rows[0] ?? {};
-        const pick = (columns: readonly string[]): Record<string, unknown> => Object.fromEntries(columns.map((c) => [c, row[c]]));
+        const pick = (columns: readonly string[]): Record<string, unknown> =>
+          Object.fromEntries(columns.map((c) => [c, row[c]]));
         const released = row.released === true ? [pick(RELEASE_COLUMNS)] : [];
         return [
           { ...result, rows: released, rowCount: released.length },

@@ -68,7 +68,8 @@ export class PostgresLockSchema {
    * @throws the `pg` error of the DDL (marked `duringSchema`, for the message), or of the pool.
    */
   async ensure(pool: Pool): Promise<void> {
-    const query = (text: string): Promise<{ rows: QueryResultRow[] }> => pool.query({ text, query_timeout: this.commandTimeout } as never);
+    const query = (text: string): Promise<{ rows: QueryResultRow[] }> =>
+      pool.query({ text, query_timeout: this.commandTimeout } as never);
     const ready = await query(this.readySql).then(
       (r) => r.rows[0]?.ready === true,
       () => false, // a missing table or column; any other cause, the DDL reports

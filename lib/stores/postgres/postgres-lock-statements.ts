@@ -15,7 +15,11 @@ import type { PostgresLockTables } from './postgres-lock-tables.js';
  * @throws {Error} when the file is missing, has no header, or uses a placeholder without a value.
  * @internal
  */
-export function postgresSql(name: string, tables: PostgresLockTables, values: Readonly<Record<string, string>> = {}): string {
+export function postgresSql(
+  name: string,
+  tables: PostgresLockTables,
+  values: Readonly<Record<string, string>> = {},
+): string {
   const names = {
     locks: tables.locks,
     waiters: tables.waiters,
@@ -58,5 +62,7 @@ export type PostgresLockStatements = { readonly [operation in keyof typeof FILES
  * @internal
  */
 export function postgresLockStatements(tables: PostgresLockTables): PostgresLockStatements {
-  return Object.fromEntries(Object.entries(FILES).map(([operation, file]) => [operation, postgresSql(file, tables)])) as PostgresLockStatements;
+  return Object.fromEntries(
+    Object.entries(FILES).map(([operation, file]) => [operation, postgresSql(file, tables)]),
+  ) as PostgresLockStatements;
 }

@@ -41,7 +41,12 @@ export function postgresLockTables(tableName: unknown): PostgresLockTables {
   }
   const parts = tableName.split('.');
   const table = parts[parts.length - 1];
-  if (parts.length > 2 || !parts.every((p) => IDENT.test(p)) || tableName.length > 63 || table.length + INDEX_SUFFIX.length > 63) {
+  if (
+    parts.length > 2 ||
+    !parts.every((p) => IDENT.test(p)) ||
+    tableName.length > 63 ||
+    table.length + INDEX_SUFFIX.length > 63
+  ) {
     throw new LockOptionsError(tableNameMessage(where, tableName, 63 - INDEX_SUFFIX.length));
   }
   const quote = (p: string): string => `"${p}"`;

@@ -158,5 +158,7 @@ export function directGrantOf(next: string): PostgresLockDirectGrant | undefined
   const [ticket, ms, token, at] = next.split(',');
   if (!ticket || !/^[0-9]+$/.test(ticket) || token === undefined || at === undefined) return undefined;
   const grant = { ticket, leaseMs: Number(ms), fencingToken: Number(token), at: Number(at) };
-  return Number.isFinite(grant.leaseMs) && Number.isFinite(grant.fencingToken) && Number.isFinite(grant.at) ? grant : undefined;
+  return Number.isFinite(grant.leaseMs) && Number.isFinite(grant.fencingToken) && Number.isFinite(grant.at)
+    ? grant
+    : undefined;
 }

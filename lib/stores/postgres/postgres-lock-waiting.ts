@@ -72,7 +72,9 @@ export class PostgresLockWaiting {
         const sent = performance.now();
         const queueing = this.holds.attempt(ask, null, true).then((r) => (this.clock.sample(sent, r.nowMs), r));
         // (a cold LISTEN connection opens once the statement is on its way, so as not to hold it up)
-        const listening = cold ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.listen()) : this.listen();
+        const listening = cold
+          ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.listen())
+          : this.listen();
         const [queued, listened] = await Promise.allSettled([queueing, listening]);
         if (queued.status === 'rejected') throw queued.reason;
         if (listened.status === 'rejected') {
@@ -95,7 +97,8 @@ export class PostgresLockWaiting {
     const start = granted && this.clock.leaseStart(granted.at);
     if (granted && start !== undefined) {
       const { fencingToken, leaseMs } = granted;
-      if (!request.signal?.aborted && !this.database.closed) return { fencingToken, fences: ask.fences, queued: true, leaseStartedAt: start, leaseMs };
+      if (!request.signal?.aborted && !this.database.closed)
+        return { fencingToken, fences: ask.fences, queued: true, leaseStartedAt: start, leaseMs };
       await this.release(key, owner).catch(() => undefined);
       return null;
     }
@@ -103,7 +106,12 @@ export class PostgresLockWaiting {
       await this.drop([{ ticket: first.ticket, key, owner }]);
       return null;
     }
-    return this.wait(request, ask, first.ticket, cold ? 0 : recheckAfter(heard, first.ticket, first.heldMs ?? first.aheadMs ?? 50, this.waiterLease));
+    return this.wait(
+      request,
+      ask,
+      first.ticket,
+      cold ? 0 : recheckAfter(heard, first.ticket, first.heldMs ?? first.aheadMs ?? 50, this.waiterLease),
+    );
   }
 
   /**
@@ -127,7 +135,8 @@ export class PostgresLockWaiting {
       return;
     }
     const lapse = Math.min(Number(ms) || this.waiterLease, this.waiterLease);
-    if (!queue.busy && (queue.wakeAt === undefined || queue.wakeAt > performance.now() + lapse)) this.arm(key, queue, lapse);
+    if (!queue.busy && (queue.wakeAt === undefined || queue.wakeAt > performance.now() + lapse))
+      this.arm(key, queue, lapse);
   }
 
   /** Releases the owner's hold and wakes this process's waiters at once (no NOTIFY round trip); whether it still held it. */
@@ -171,10 +180,18 @@ export class PostgresLockWaiting {
     const [waiter] = queue.waiters.splice(i, 1);
     waiter.granted = true;
     if (waiter.done || waiter.leaving) this.handOn(waiter);
-    else waiter.settle({ fencingToken: grant.fencingToken, fences: waiter.fences, queued: true, leaseStartedAt: start, leaseMs: grant.leaseMs });
+    else
+      waiter.settle({
+        fencingToken: grant.fencingToken,
+        fences: waiter.fences,
+        queued: true,
+        leaseStartedAt: start,
+        leaseMs: grant.leaseMs,
+      });
     if (queue.waiters.length === 0) this.forget(key, queue);
     // The next one looks again by the time the new holder's lease would end (if it never releases), unless sooner already.
-    else if (i === 0 && (queue.wakeAt === undefined || queue.wakeAt > performance.now() + grant.leaseMs)) this.arm(key, queue, grant.leaseMs);
+    else if (i === 0 && (queue.wakeAt === undefined || queue.wakeAt > performance.now() + grant.leaseMs))
+      this.arm(key, queue, grant.leaseMs);
     return true;
   }
 
@@ -278,7 +295,10 @@ export class PostgresLockWaiting {
           this.handOn(head);
         } else {
           // (`mine`: granted by a release or by an attempt whose answer was lost; its lease ends no sooner than `mineMs` after `sent`)
-          const mine = r.token === null && r.mineMs !== null ? { leaseStartedAt: sent, leaseMs: Math.max(0, r.mineMs) } : { leaseStartedAt };
+          const mine =
+            r.token === null && r.mineMs !== null
+              ? { leaseStartedAt: sent, leaseMs: Math.max(0, r.mineMs) }
+              : { leaseStartedAt };
           head.settle({ fencingToken: token, fences: head.fences, queued: true, ...mine });
         }
         // The next one looks again when the new holder's lease would end (if it never releases); at once

@@ -1,10 +1,22 @@
 import { Logger } from '@nestjs/common';
 import { DEFAULT_COMMAND_TIMEOUT, MAX_DURATION_MS } from '../../contract/lock.constants.js';
 import { assertDuration } from '../../contract/lock-limits.validation.js';
-import { LockProvider, lockHolder, type LockAcquireRequest, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
+import {
+  LockProvider,
+  lockHolder,
+  type LockAcquireRequest,
+  type LockGrant,
+  type LockHolder,
+} from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../contract/stored-lock.interface.js';
 import { LockOptionsError } from '../../errors/lock.errors.js';
-import { keyTooLongMessage, optionMessage, providerOptionsMessage, expected, providerOptionsExamples } from '../../errors/lock.messages.js';
+import {
+  keyTooLongMessage,
+  optionMessage,
+  providerOptionsMessage,
+  expected,
+  providerOptionsExamples,
+} from '../../errors/lock.messages.js';
 import { assertPostgresConnection } from '../connection-options.validation.js';
 import { PostgresLockDatabase } from './postgres-lock-database.js';
 import type { PostgresLockProviderOptions } from './postgres-lock-options.interface.js';
@@ -89,14 +101,17 @@ export class PostgresLockProvider extends LockProvider {
       prune,
     } = options;
     if (!(typeof connection === 'string' || (typeof connection === 'object' && connection !== null))) {
-      throw new LockOptionsError(optionMessage('PostgresLockProvider', 'connection', expected.postgresConnection, connection));
+      throw new LockOptionsError(
+        optionMessage('PostgresLockProvider', 'connection', expected.postgresConnection, connection),
+      );
     }
     assertDuration(commandTimeout, 'commandTimeout', 'PostgresLockProvider', false);
     for (const [option, value] of [
       ['createTable', createTable],
       ['prepareStatements', prepareStatements],
     ] as const) {
-      if (typeof value !== 'boolean') throw new LockOptionsError(optionMessage('PostgresLockProvider', option, expected.boolean, value));
+      if (typeof value !== 'boolean')
+        throw new LockOptionsError(optionMessage('PostgresLockProvider', option, expected.boolean, value));
     }
     assertPostgresConnection(connection, 'PostgresLockProvider');
     const pruneSettings = postgresLockPruneSettings(prune);
@@ -112,7 +127,13 @@ export class PostgresLockProvider extends LockProvider {
       createTable,
       commandTimeout,
     });
-    this.pruner = new PostgresLockPruner(this.database, this.tables, this.sql, pruneSettings, new Logger(PostgresLockProvider.name));
+    this.pruner = new PostgresLockPruner(
+      this.database,
+      this.tables,
+      this.sql,
+      pruneSettings,
+      new Logger(PostgresLockProvider.name),
+    );
     this.holds = new PostgresLockHolds(this.database, this.tables, this.sql, this.waiterLease);
     this.waiting = new PostgresLockWaiting(this.database, this.tables, this.sql, this.holds, this.waiterLease);
   }
@@ -150,7 +171,13 @@ export class PostgresLockProvider extends LockProvider {
     const fences = plain && request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     // A release may grant a plain waiter directly: with a lease of at most the waiter lease (a waiter whose process died
     // holds the line no longer) when the engine renews it to the ttl; else only when the whole ttl is that short.
-    const direct = !plain ? null : request.renews === true ? Math.min(ttl, this.waiterLease) : ttl <= this.waiterLease ? ttl : null;
+    const direct = !plain
+      ? null
+      : request.renews === true
+        ? Math.min(ttl, this.waiterLease)
+        : ttl <= this.waiterLease
+          ? ttl
+          : null;
     const ask: PostgresLockAsk = { key, owner, ttl, fences, shared, limit, direct };
     const wait = request.wait && !request.signal?.aborted && request.waitTimeout !== 0;
     if (!wait) {
@@ -244,7 +271,9 @@ export class PostgresLockProvider extends LockProvider {
    * @throws {LockStoreError} when PostgreSQL fails or does not answer within `commandTimeout`.
    */
   async holder(key: string): Promise<LockHolder | null> {
-    const rows = this.reached(await this.database.bounded('holder', key, () => this.database.query(this.sql.holder, [key])));
+    const rows = this.reached(
+      await this.database.bounded('holder', key, () => this.database.query(this.sql.holder, [key])),
+    );
     return rows.length === 0 ? null : lockHolder(String(rows[0].owner), Number(rows[0].ms));
   }
 

@@ -2,7 +2,15 @@ import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { endpointOf } from '../../errors/lock.messages.js';
 import { loadOptionalPeer } from '../optional-peer.js';
 import type { IovalkeyClient } from './redis-lock-provider.interface.js';
-import { EventedPort, type Corkable, type PipelineReply, type PortEvents, type RedisArgs, type RedisPort, type RedisStatus } from './redis-client.port.js';
+import {
+  EventedPort,
+  type Corkable,
+  type PipelineReply,
+  type PortEvents,
+  type RedisArgs,
+  type RedisPort,
+  type RedisStatus,
+} from './redis-client.port.js';
 
 /** An ioredis (or iovalkey: same API) client, standalone (also Sentinel-managed) or Cluster. */
 type IoClient = Redis | Cluster;
@@ -16,10 +24,18 @@ type IoClient = Redis | Cluster;
  * so that the call names the cause (unless you set `connectTimeout`). @internal
  */
 export function openIoredis(redis: string | RedisOptions, commandTimeout: number): IoredisPort {
-  const own: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false };
+  const own: RedisOptions = {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+  };
   const connectTimeout = Math.max(1, Math.floor(commandTimeout * 0.9));
   const { Redis } = loadOptionalPeer<typeof import('ioredis')>('ioredis', 'RedisLockProvider');
-  return new IoredisPort(typeof redis === 'string' ? new Redis(redis, { connectTimeout, ...own }) : new Redis({ connectTimeout, ...redis, ...own }));
+  return new IoredisPort(
+    typeof redis === 'string'
+      ? new Redis(redis, { connectTimeout, ...own })
+      : new Redis({ connectTimeout, ...redis, ...own }),
+  );
 }
 
 /** ioredis events behind each port event (`'lost'`: `close`, and a Cluster's `-node`). */
@@ -62,8 +78,12 @@ export class IoredisPort extends EventedPort implements RedisPort {
 
   endpoint(): string {
     if (this.cluster) {
-      const nodes = (this.client as { startupNodes?: Array<string | number | { host?: string; port?: number }> }).startupNodes ?? [];
-      const named = nodes.slice(0, 3).map((n) => (typeof n === 'object' ? endpointOf(n.host ?? '127.0.0.1', n.port ?? 6379) : String(n)));
+      const nodes =
+        (this.client as { startupNodes?: Array<string | number | { host?: string; port?: number }> }).startupNodes ??
+        [];
+      const named = nodes
+        .slice(0, 3)
+        .map((n) => (typeof n === 'object' ? endpointOf(n.host ?? '127.0.0.1', n.port ?? 6379) : String(n)));
       return `${named.join(', ')}${nodes.length > 3 ? ', ...' : ''} (Cluster)`;
     }
     const o = (this.client as { options?: { host?: string; port?: number; path?: string | null } }).options ?? {};
@@ -84,7 +104,9 @@ export class IoredisPort extends EventedPort implements RedisPort {
 
   async pipeline(commands: readonly RedisArgs[]): Promise<PipelineReply[]> {
     // (ioredis names its command methods in lower case)
-    const pipeline = this.client.pipeline(commands.map(([name, ...args]) => [String(name).toLowerCase(), ...args.map(String)]));
+    const pipeline = this.client.pipeline(
+      commands.map(([name, ...args]) => [String(name).toLowerCase(), ...args.map(String)]),
+    );
     return ((await pipeline.exec()) ?? []) as PipelineReply[];
   }
 
@@ -98,7 +120,8 @@ export class IoredisPort extends EventedPort implements RedisPort {
   }
 
   async subscribe(channel: string, onMessage: (message: string) => void): Promise<void> {
-    if (this.channels.size === 0) this.client.on('message', (on: string, message: string) => this.channels.get(on)?.(message));
+    if (this.channels.size === 0)
+      this.client.on('message', (on: string, message: string) => this.channels.get(on)?.(message));
     this.channels.set(channel, onMessage);
     await this.client.subscribe(channel);
   }
@@ -120,7 +143,13 @@ export class IoredisPort extends EventedPort implements RedisPort {
 
   corkable(): Corkable | undefined {
     const stream = (this.client as { stream?: Partial<Corkable> }).stream;
-    if (this.cluster || stream === undefined || typeof stream.cork !== 'function' || typeof stream.uncork !== 'function') return undefined;
+    if (
+      this.cluster ||
+      stream === undefined ||
+      typeof stream.cork !== 'function' ||
+      typeof stream.uncork !== 'function'
+    )
+      return undefined;
     return stream as Corkable;
   }
 

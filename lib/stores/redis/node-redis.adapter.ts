@@ -109,7 +109,11 @@ export class NodeRedisPort extends EventedPort implements RedisPort {
     super();
     this.client = client as NodeClient | NodeCluster | NodeSentinel;
     this.cluster = typeof (client as NodeCluster).nodeClient === 'function';
-    this.kind = this.cluster ? 'cluster' : typeof (client as NodeSentinel).getMasterNode === 'function' ? 'sentinel' : 'client';
+    this.kind = this.cluster
+      ? 'cluster'
+      : typeof (client as NodeSentinel).getMasterNode === 'function'
+        ? 'sentinel'
+        : 'client';
     this.shared = shared;
     this.opened = client.isOpen;
   }
@@ -253,6 +257,8 @@ export class NodeRedisPort extends EventedPort implements RedisPort {
     this.released = true;
     const listeners = [...this.listeners];
     this.listeners.clear();
-    await Promise.allSettled(listeners.map(([channel, listener]) => (this.client as NodeSentinel).unsubscribe(channel, listener)));
+    await Promise.allSettled(
+      listeners.map(([channel, listener]) => (this.client as NodeSentinel).unsubscribe(channel, listener)),
+    );
   }
 }

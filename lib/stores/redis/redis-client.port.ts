@@ -88,7 +88,10 @@ export interface RedisPort {
 }
 
 /** The client library's events behind each port event, for a standalone and for a Cluster client. @internal */
-export type PortEvents = Record<RedisPortEvent, { readonly standalone: readonly string[]; readonly cluster: readonly string[] }>;
+export type PortEvents = Record<
+  RedisPortEvent,
+  { readonly standalone: readonly string[]; readonly cluster: readonly string[] }
+>;
 
 /** What adapters share: {@link RedisPort.listen} on the client library's events behind each port event. @internal */
 export abstract class EventedPort {
@@ -116,7 +119,11 @@ const REPLY_ERRORS = new Set(['ReplyError', 'ErrorReply', 'SimpleError', 'BlobEr
 export function isReplyError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (REPLY_ERRORS.has(err.name)) return true;
-  for (let p = Object.getPrototypeOf(err) as object | null; p !== null && p !== Error.prototype; p = Object.getPrototypeOf(p) as object | null) {
+  for (
+    let p = Object.getPrototypeOf(err) as object | null;
+    p !== null && p !== Error.prototype;
+    p = Object.getPrototypeOf(p) as object | null
+  ) {
     if (REPLY_ERRORS.has((p as { constructor?: { name?: string } }).constructor?.name ?? '')) return true;
   }
   return false;
@@ -126,7 +133,9 @@ export function isReplyError(err: unknown): boolean {
 export function isNotConnected(err: unknown): boolean {
   return (
     err instanceof Error &&
-    /Stream isn't writeable|Connection is closed|max retries per request|The client is closed|client is offline|Socket closed unexpectedly/i.test(err.message)
+    /Stream isn't writeable|Connection is closed|max retries per request|The client is closed|client is offline|Socket closed unexpectedly/i.test(
+      err.message,
+    )
   );
 }
 

@@ -52,12 +52,22 @@ export function redisSettings(options: RedisLockProviderOptions): RedisSettings 
   }
   const { evictionCheck = 'warn', logger = silentLogger } = options;
   if (evictionCheck !== 'warn' && evictionCheck !== 'fail' && evictionCheck !== false) {
-    throw new LockOptionsError(optionMessage('RedisLockProvider', 'evictionCheck', expected.warnFailOrFalse, evictionCheck));
+    throw new LockOptionsError(
+      optionMessage('RedisLockProvider', 'evictionCheck', expected.warnFailOrFalse, evictionCheck),
+    );
   }
   if (logger === null || typeof logger !== 'object' || typeof logger.warn !== 'function') {
     throw new LockOptionsError(optionMessage('RedisLockProvider', 'logger', expected.logger, logger));
   }
-  return { redis, commandTimeout, channel, waiterLease: Math.ceil(waiterLease), waitForReplicas, evictionCheck, logger };
+  return {
+    redis,
+    commandTimeout,
+    channel,
+    waiterLease: Math.ceil(waiterLease),
+    waitForReplicas,
+    evictionCheck,
+    logger,
+  };
 }
 
 /** A client error that no reconnect cures: the server rejected the configured database index. */
@@ -129,7 +139,11 @@ export class RedisClients {
   noAnswer(operation: string, client: RedisPort, at: string): LockStoreError {
     const last = this.lastErrors.get(client);
     const cause = last === undefined ? undefined : this.causeOf(client, last);
-    return new LockStoreError(operation, `${noAnswerDetail(storeAt('Redis', client.endpoint()), this.commandTimeout, cause)}${at}`, { cause: last });
+    return new LockStoreError(
+      operation,
+      `${noAnswerDetail(storeAt('Redis', client.endpoint()), this.commandTimeout, cause)}${at}`,
+      { cause: last },
+    );
   }
 
   /** Resolves when `client` is ready; rejects at once when it was closed for good. */

@@ -1,5 +1,10 @@
 import { LockStoreError } from '../../errors/lock.errors.js';
-import { evictionPolicyMessage, evictionPolicyUnknownMessage, policyFieldMissingCause, storeOperations } from '../../errors/lock.messages.js';
+import {
+  evictionPolicyMessage,
+  evictionPolicyUnknownMessage,
+  policyFieldMissingCause,
+  storeOperations,
+} from '../../errors/lock.messages.js';
 import type { LockLogger } from '../../contract/lock-logger.interface.js';
 import type { LockStoreSetup } from '../../contract/lock-provider.js';
 import type { RedisClients } from './redis-clients.js';
@@ -105,7 +110,13 @@ export class RedisEvictionCheck {
       masters.map(async (node) => {
         const at = node.endpoint();
         try {
-          const info = String(await this.commands.call({ operation: storeOperations.evictionInfo, client: node, send: (c) => c.command(['INFO', 'memory']) }));
+          const info = String(
+            await this.commands.call({
+              operation: storeOperations.evictionInfo,
+              client: node,
+              send: (c) => c.command(['INFO', 'memory']),
+            }),
+          );
           const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
           if (policy === undefined) return evictionPolicyUnknownMessage(at, policyFieldMissingCause, mode);
           return policy === SAFE_POLICY ? undefined : evictionPolicyMessage(at, policy, mode);
@@ -122,7 +133,10 @@ export class RedisEvictionCheck {
       this.logger.warn(problem);
     }
     this.problems = problems;
-    this.failure = mode === 'fail' && problems.length > 0 ? new LockStoreError(storeOperations.evictionCheck, problems.join(' ')) : undefined;
+    this.failure =
+      mode === 'fail' && problems.length > 0
+        ? new LockStoreError(storeOperations.evictionCheck, problems.join(' '))
+        : undefined;
     this.passed = problems.length === 0;
   }
 }

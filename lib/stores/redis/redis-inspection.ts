@@ -35,7 +35,11 @@ interface Position {
  * page repeats that SCAN call (same cursor and COUNT) past the keys done.
  * The cursor is `<master>:<SCAN cursor>:<COUNT>:<keys done>`. @internal
  */
-export async function inspectRedis(commands: RedisCommands, client: RedisPort, request: LockInspectRequest): Promise<LockInspectPage> {
+export async function inspectRedis(
+  commands: RedisCommands,
+  client: RedisPort,
+  request: LockInspectRequest,
+): Promise<LockInspectPage> {
   const call: RedisCall = (redis, send) => commands.call({ operation: 'inspect', send, client: redis });
   const masters = await client.masters();
   const at = parseCursor(request.cursor, request.limit);
@@ -43,7 +47,9 @@ export async function inspectRedis(commands: RedisCommands, client: RedisPort, r
   const locks: StoredLock[] = [];
   for (let scans = 0; at.node < masters.length && scans < MAX_SCANS && locks.length < request.limit; scans++) {
     const redis = masters[at.node];
-    const [next, found] = scanReply(await call(redis, (c) => c.command(['SCAN', at.cursor, 'MATCH', pattern, 'COUNT', at.count])));
+    const [next, found] = scanReply(
+      await call(redis, (c) => c.command(['SCAN', at.cursor, 'MATCH', pattern, 'COUNT', at.count])),
+    );
     const keys = found.slice(at.skip);
     const room = request.limit - locks.length;
     if (keys.length > room) {
@@ -86,7 +92,9 @@ async function read(redis: RedisPort, call: RedisCall, tagged: string[]): Promis
   const replies = await call(redis, (c) => c.pipeline([['TIME'], ...commands]));
   const serverNowMs = serverMs(replies[0]);
   const rows = keys.map((_, i) =>
-    replies.slice(1 + i * 4, 5 + i * 4).map(([err, value], j) => (err || value === null ? undefined : j === 0 ? String(value) : Number(value))),
+    replies
+      .slice(1 + i * 4, 5 + i * 4)
+      .map(([err, value], j) => (err || value === null ? undefined : j === 0 ? String(value) : Number(value))),
   );
   const holders = await groupHolders(redis, call, keys, rows);
   const locks: StoredLock[] = [];
@@ -106,7 +114,10 @@ async function read(redis: RedisPort, call: RedisCall, tagged: string[]): Promis
         const token = tokens.get(member);
         const fencingToken = token ?? Number(fence ?? 0);
         // A token is drawn at or just above the server clock in microseconds (draw-fences.lua): how long ago it was drawn is how long ago the grant was.
-        const heldSince = token === undefined || serverNowMs === undefined ? undefined : read - Math.max(0, serverNowMs - Math.floor(token / 1000));
+        const heldSince =
+          token === undefined || serverNowMs === undefined
+            ? undefined
+            : read - Math.max(0, serverNowMs - Math.floor(token / 1000));
         locks.push({
           key,
           owner: member,
@@ -122,7 +133,9 @@ async function read(redis: RedisPort, call: RedisCall, tagged: string[]): Promis
     }
     // The counter is the last token of the grant's block: at most 15 above the grant's, which is the server clock then (unless the counter ran ahead of it).
     const heldSince =
-      fence === undefined || fence === null || serverNowMs === undefined ? undefined : read - Math.max(0, serverNowMs - Math.floor(Number(fence) / 1000));
+      fence === undefined || fence === null || serverNowMs === undefined
+        ? undefined
+        : read - Math.max(0, serverNowMs - Math.floor(Number(fence) / 1000));
     locks.push({
       key,
       owner,
@@ -146,7 +159,12 @@ interface GroupHolders {
 }
 
 /** The holders of the keys a group holds (its marker `#s` / `#x<L>` in the lock key), by key: one more pipeline, only when there are such keys. */
-async function groupHolders(redis: RedisPort, call: RedisCall, keys: string[], rows: unknown[][]): Promise<Map<string, GroupHolders>> {
+async function groupHolders(
+  redis: RedisPort,
+  call: RedisCall,
+  keys: string[],
+  rows: unknown[][],
+): Promise<Map<string, GroupHolders>> {
   const groups = keys
     .map((key, i) => ({ key, marker: rows[i][0] }))
     .filter((g): g is { key: string; marker: string } => typeof g.marker === 'string' && g.marker.startsWith('#'));
@@ -169,7 +187,13 @@ async function groupHolders(redis: RedisPort, call: RedisCall, keys: string[], r
     const tokens = new Map<string, number>();
     if (!tokensErr) for (const [owner, token] of entries(byOwner)) tokens.set(owner, Number(token));
     const shared = marker === '#s';
-    found.set(key, { mode: shared ? 'shared' : 'exclusive', permits: shared ? 1 : Number(marker.slice(2)), members, tokens, serverNowMs });
+    found.set(key, {
+      mode: shared ? 'shared' : 'exclusive',
+      permits: shared ? 1 : Number(marker.slice(2)),
+      members,
+      tokens,
+      serverNowMs,
+    });
   });
   return found;
 }
@@ -203,6 +227,7 @@ function serverMs(entry: PipelineReply | undefined): number | undefined {
 
 /** Who holds `key` (`holder()`): one small script; of a group, the holder whose lease ends last. @internal */
 export function holderInRedis(commands: RedisCommands, key: string): Promise<LockHolder | null> {
-  const map = (reply: { owner: string; pttl: number } | null): LockHolder | null => reply && lockHolder(reply.owner, reply.pttl);
+  const map = (reply: { owner: string; pttl: number } | null): LockHolder | null =>
+    reply && lockHolder(reply.owner, reply.pttl);
   return commands.script({ operation: 'holder', key, call: CALLS.holder, input: { key }, map });
 }

@@ -1,4 +1,10 @@
-import { LockProvider, type LockAcquireRequest, type LockExtension, type LockGrant, type LockHolder } from '../../contract/lock-provider.js';
+import {
+  LockProvider,
+  type LockAcquireRequest,
+  type LockExtension,
+  type LockGrant,
+  type LockHolder,
+} from '../../contract/lock-provider.js';
 import type { LockBatchRequest, LockStoreSetup } from '../../contract/lock-provider.js';
 import type { LockInspectPage, LockInspectRequest } from '../../contract/stored-lock.interface.js';
 import { newOwnerToken } from '../../shared/owner-token.js';
@@ -85,7 +91,8 @@ export class RedisLockProvider extends LockProvider {
 
   constructor(options: RedisLockProviderOptions) {
     super();
-    const { redis, commandTimeout, channel, waiterLease, waitForReplicas, evictionCheck, logger } = redisSettings(options);
+    const { redis, commandTimeout, channel, waiterLease, waitForReplicas, evictionCheck, logger } =
+      redisSettings(options);
     this.commandTimeout = commandTimeout;
     readScripts();
     this.clients = new RedisClients(redis, commandTimeout, waitForReplicas);
@@ -95,7 +102,8 @@ export class RedisLockProvider extends LockProvider {
     this.waiters = new RedisWaiters(this.clients, this.commands, channel, this.instance, waiterLease);
     this.groups = new RedisGroups(this.commands, this.waiters);
     this.renewal = new RedisRenewal(this.commands, this.clients.main, this.groups);
-    this.replicas = waitForReplicas > 0 ? new RedisReplicas(this.commands, this.waiters, waitForReplicas, commandTimeout) : undefined;
+    this.replicas =
+      waitForReplicas > 0 ? new RedisReplicas(this.commands, this.waiters, waitForReplicas, commandTimeout) : undefined;
     this.multi = new RedisMulti(this.commands, this.clients.main, this.waiters, this.replicas);
   }
 
@@ -140,7 +148,12 @@ export class RedisLockProvider extends LockProvider {
       key,
       call: CALLS.releaseFree,
       input: { key, owner },
-      map: (reply) => (reply === 'queued' ? this.waiters.release(key, owner) : reply === 'group' ? this.groups.release(key, owner) : reply === 'freed'),
+      map: (reply) =>
+        reply === 'queued'
+          ? this.waiters.release(key, owner)
+          : reply === 'group'
+            ? this.groups.release(key, owner)
+            : reply === 'freed',
     });
   }
 
@@ -177,7 +190,10 @@ export class RedisLockProvider extends LockProvider {
   /** {@inheritDoc LockProvider.ping} */
   async ping(): Promise<number> {
     const started = now();
-    await Promise.all([this.commands.call({ operation: 'ping', send: (c) => c.command(['PING']) }), this.eviction.refresh()]);
+    await Promise.all([
+      this.commands.call({ operation: 'ping', send: (c) => c.command(['PING']) }),
+      this.eviction.refresh(),
+    ]);
     // (a rejected SELECT is answered before the PING that followed it on the same connection)
     const rejected = this.clients.dbRejected;
     if (rejected !== undefined) throw this.clients.storeError('ping', this.clients.main, rejected, '');
@@ -203,7 +219,11 @@ export class RedisLockProvider extends LockProvider {
     const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
       if (fences > 1)
-        return this.waiters.attempt({ key: request.key, owner: request.owner, ttl, fences, kind: undefined }, '0', (reply) => grantOf(reply, fences));
+        return this.waiters.attempt(
+          { key: request.key, owner: request.owner, ttl, fences, kind: undefined },
+          '0',
+          (reply) => grantOf(reply, fences),
+        );
       return this.tryOnce(request.key, request.owner, ttl);
     }
     // (a wait shorter than a call's bound queues at once: its timer, not the call, decides when it ends)
@@ -263,7 +283,8 @@ export class RedisLockProvider extends LockProvider {
       call: CALLS.try,
       input: { key, owner, ttl },
       map: (reply) => {
-        if (reply.status === 'queued') return this.waiters.attempt({ key, owner, ttl, fences: 1, kind: undefined }, '0', grantOf);
+        if (reply.status === 'queued')
+          return this.waiters.attempt({ key, owner, ttl, fences: 1, kind: undefined }, '0', grantOf);
         return reply.status === 'granted' ? { fencingToken: reply.token } : null;
       },
       onError: () => this.waiters.cleanUp(key, owner),

@@ -10,7 +10,8 @@ import type { RedisWaiters } from './redis-waiters.js';
 const noop = (): void => {};
 
 /** The fencing tokens a request reserves (as a single acquire counts them). */
-const blockOf = (request: LockBatchRequest): number => (request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1);
+const blockOf = (request: LockBatchRequest): number =>
+  request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
 
 /**
  * `acquireMany` of {@link RedisLockProvider}: one `acquire-many.lua` call
@@ -58,7 +59,9 @@ export class RedisMulti {
     const ordered = requests.map((r) => byKey.get(r.key)!);
     const replicas = this.replicas;
     if (replicas === undefined) return ordered;
-    const confirmed = await Promise.allSettled(requests.map((r, i) => replicas.confirm({ ...r, wait: false }, ordered[i])));
+    const confirmed = await Promise.allSettled(
+      requests.map((r, i) => replicas.confirm({ ...r, wait: false }, ordered[i])),
+    );
     const missed = confirmed.find((c) => c.status === 'rejected');
     if (missed === undefined) return ordered;
     // (a grant that missed its replicas was given back by `confirm`; the others go back too: all or none)
@@ -85,19 +88,27 @@ export class RedisMulti {
 
   /** One `acquire-many.lua` call for a group: its grants, or `null` when one key was held or awaited. */
   private takeGroup(group: readonly LockBatchRequest[]): Promise<LockGrant[] | null> {
-    const locks = group.map((r) => ({ key: r.key, owner: r.owner, ttl: Math.max(1, Math.ceil(r.ttl)), fences: blockOf(r) }));
+    const locks = group.map((r) => ({
+      key: r.key,
+      owner: r.owner,
+      ttl: Math.max(1, Math.ceil(r.ttl)),
+      fences: blockOf(r),
+    }));
     return this.commands.script({
       operation: 'acquire',
       key: group[0].key,
       call: CALLS.acquireMany,
       input: { locks },
-      map: (tokens): LockGrant[] | null => tokens && tokens.map((fencingToken, i) => ({ fencingToken, fences: locks[i].fences })),
+      map: (tokens): LockGrant[] | null =>
+        tokens && tokens.map((fencingToken, i) => ({ fencingToken, fences: locks[i].fences })),
       onError: () => group.forEach((r) => this.waiters.cleanUp(r.key, r.owner)),
     });
   }
 
   /** Gives back what a batch took, before it answers (never rejects: a lease that stays ends on its own). */
   private async giveBack(taken: readonly LockBatchRequest[]): Promise<void> {
-    await Promise.all(taken.map((r) => this.waiters.release(r.key, r.owner).catch(() => this.waiters.cleanUp(r.key, r.owner))));
+    await Promise.all(
+      taken.map((r) => this.waiters.release(r.key, r.owner).catch(() => this.waiters.cleanUp(r.key, r.owner))),
+    );
   }
 }

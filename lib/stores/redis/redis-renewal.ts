@@ -49,8 +49,13 @@ export class RedisRenewal {
     const inGroup = locks.map((l) => this.groups.has(l.key, l.owner));
     if (!inGroup.includes(true)) return extendPlain(this.commands, this.client, locks);
     const others = locks.filter((_, i) => !inGroup[i]);
-    const extended = locks.filter((_, i) => inGroup[i]).map((l) => this.groups.extend(l.key, l.owner, Math.max(1, Math.ceil(l.ttl))));
-    return Promise.all([Promise.all(extended), others.length > 0 ? extendPlain(this.commands, this.client, others) : []]).then(([mine, rest]) => {
+    const extended = locks
+      .filter((_, i) => inGroup[i])
+      .map((l) => this.groups.extend(l.key, l.owner, Math.max(1, Math.ceil(l.ttl))));
+    return Promise.all([
+      Promise.all(extended),
+      others.length > 0 ? extendPlain(this.commands, this.client, others) : [],
+    ]).then(([mine, rest]) => {
       let g = 0;
       let r = 0;
       return inGroup.map((isGroup) => (isGroup ? mine[g++] : rest[r++]));
@@ -59,9 +64,20 @@ export class RedisRenewal {
 }
 
 /** The plain locks' batch of {@link RedisRenewal.extendMany}. */
-async function extendPlain(commands: RedisCommands, client: RedisPort, locks: readonly LockExtension[]): Promise<boolean[]> {
+async function extendPlain(
+  commands: RedisCommands,
+  client: RedisPort,
+  locks: readonly LockExtension[],
+): Promise<boolean[]> {
   if (locks.length === 0) return [];
-  if (!client.cluster) return commands.script({ operation: 'extend', key: locks[0].key, call: CALLS.extendMany, input: { locks }, map: (held) => held });
+  if (!client.cluster)
+    return commands.script({
+      operation: 'extend',
+      key: locks[0].key,
+      call: CALLS.extendMany,
+      input: { locks },
+      map: (held) => held,
+    });
   // Slot groups (indexes into locks), and the slot groups of each master.
   const slots = new Map<number, number[]>();
   locks.forEach((l, i) => {
@@ -105,7 +121,13 @@ async function pipelined(client: RedisPort, groups: LockExtension[][]): Promise<
       indexes.map((i) => {
         const input = { locks: groups[i] };
         const keys = call.keys(input);
-        return [byEval ? 'EVAL' : 'EVALSHA', byEval ? script.source : script.sha, keys.length, ...keys, ...call.args(input)];
+        return [
+          byEval ? 'EVAL' : 'EVALSHA',
+          byEval ? script.source : script.sha,
+          keys.length,
+          ...keys,
+          ...call.args(input),
+        ];
       }),
       route,
     );

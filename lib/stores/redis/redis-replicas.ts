@@ -50,7 +50,10 @@ export class RedisReplicas {
       resend: send((c) => c.eval(script.source, keys, args)),
       map: ([held, acked]) => {
         if (held && acked >= need) return grant;
-        const error = new LockStoreError('acquire', !held ? replicaGrantGoneDetail(key) : replicasShortDetail(acked, need, waitMs, key));
+        const error = new LockStoreError(
+          'acquire',
+          !held ? replicaGrantGoneDetail(key) : replicasShortDetail(acked, need, waitMs, key),
+        );
         return this.waiters.leave(key, owner).then((): never => {
           throw error;
         });

@@ -36,7 +36,8 @@ export type AcquireReply =
   | { readonly status: 'limit'; readonly limit: number; readonly handOffs: HandOff[] };
 
 /** `try-acquire`: granted, held, or waiters queued (or a semaphore holds the key: the full script decides). @internal */
-export type TryReply = { readonly status: 'granted'; readonly token: number } | { readonly status: 'held' } | { readonly status: 'queued' };
+export type TryReply =
+  { readonly status: 'granted'; readonly token: number } | { readonly status: 'held' } | { readonly status: 'queued' };
 
 /** `release`, `group-release`, `leave`: whether the owner held it, and the grants made from the queue. @internal */
 export interface ReleaseReply {
@@ -46,7 +47,8 @@ export interface ReleaseReply {
 
 /** `group-transfer`: handed over with a new token, or not (the giver no longer held a place). @internal */
 export type TransferReply =
-  { readonly status: 'granted'; readonly token: number; readonly handOffs: HandOff[] } | { readonly status: 'not-held'; readonly handOffs: HandOff[] };
+  | { readonly status: 'granted'; readonly token: number; readonly handOffs: HandOff[] }
+  | { readonly status: 'not-held'; readonly handOffs: HandOff[] };
 
 /** `release-free`. @internal */
 export type ReleaseFreeReply = 'freed' | 'not-owner' | 'queued' | 'group';
@@ -110,7 +112,11 @@ interface OnLock {
 }
 
 /** A script on the six keys of a lock, whose last argument is the common one. */
-function onLock<I extends OnLock, O>(name: keyof LockScripts, own: (input: I) => RedisArgs, decode: (reply: unknown) => O): ScriptCall<I, O> {
+function onLock<I extends OnLock, O>(
+  name: keyof LockScripts,
+  own: (input: I) => RedisArgs,
+  decode: (reply: unknown) => O,
+): ScriptCall<I, O> {
   return { name, keys: (i) => lockKeys(i.key), args: (i) => [...own(i), i.common], decode };
 }
 
@@ -121,7 +127,12 @@ export type AcquireMode = '0' | '1' | '2';
 export const CALLS = {
   acquire: onLock(
     'acquire',
-    (i: OnLock & { owner: string; ttl: number; mode: AcquireMode; fences: number }) => [i.owner, i.ttl, i.mode, i.fences],
+    (i: OnLock & { owner: string; ttl: number; mode: AcquireMode; fences: number }) => [
+      i.owner,
+      i.ttl,
+      i.mode,
+      i.fences,
+    ],
     decodeAcquire,
   ),
   groupAcquire: onLock(
@@ -189,5 +200,8 @@ export const CALLS = {
     keys: ({ locks }) => locks.flatMap((l) => [lockTag(l.key), `${lockTag(l.key)}:fence`, `${lockTag(l.key)}:q`]),
     args: ({ locks }) => locks.flatMap((l) => [l.owner, l.ttl, l.fences]),
     decode: (raw) => (Array.isArray(raw) ? raw.map(Number) : null),
-  } satisfies ScriptCall<{ locks: ReadonlyArray<{ key: string; owner: string; ttl: number; fences: number }> }, number[] | null>,
+  } satisfies ScriptCall<
+    { locks: ReadonlyArray<{ key: string; owner: string; ttl: number; fences: number }> },
+    number[] | null
+  >,
 } as const;

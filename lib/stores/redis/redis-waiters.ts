@@ -7,10 +7,19 @@ import type { RedisClients } from './redis-clients.js';
 import type { RedisCommands, ScriptCommand } from './redis-commands.js';
 import type { RedisPort } from './redis-client.port.js';
 import { groupKind } from './redis-lock.scripts.js';
-import { CALLS, checkLimit, type AcquireMode, type AcquireReply, type HandOff, type ScriptCall } from './redis-script-calls.js';
+import {
+  CALLS,
+  checkLimit,
+  type AcquireMode,
+  type AcquireReply,
+  type HandOff,
+  type ScriptCall,
+} from './redis-script-calls.js';
 
 /** A script on the six lock keys: its input without the key and the common last argument, which {@link RedisWaiters.lockScript} adds. @internal */
-export type LockScriptCommand<I, O, R> = Omit<ScriptCommand<I, O, R>, 'call'> & { readonly call: ScriptCall<I & { key: string; common: string }, O> };
+export type LockScriptCommand<I, O, R> = Omit<ScriptCommand<I, O, R>, 'call'> & {
+  readonly call: ScriptCall<I & { key: string; common: string }, O>;
+};
 
 /** The release scripts (plain, group): owner-checked, then grants from the queue. */
 type ReleaseCall = typeof CALLS.release | typeof CALLS.groupRelease;
@@ -90,8 +99,22 @@ export class RedisWaiters {
     const checked = (reply: AcquireReply): R => (checkLimit(reply, key, kind), map(reply));
     const onError = (): void => this.cleanUp(key, owner);
     if (kind !== undefined)
-      return this.lockScript({ operation: 'acquire', key, call: CALLS.groupAcquire, input: { owner, ttl, mode, kind }, map: checked, onError });
-    return this.lockScript({ operation: 'acquire', key, call: CALLS.acquire, input: { owner, ttl, mode, fences: target.fences }, map: checked, onError });
+      return this.lockScript({
+        operation: 'acquire',
+        key,
+        call: CALLS.groupAcquire,
+        input: { owner, ttl, mode, kind },
+        map: checked,
+        onError,
+      });
+    return this.lockScript({
+      operation: 'acquire',
+      key,
+      call: CALLS.acquire,
+      input: { owner, ttl, mode, fences: target.fences },
+      map: checked,
+      onError,
+    });
   }
 
   /** An owner-checked release by `call` (the plain or the group script), which hands the key to the first live waiter; whether the owner held it. */
@@ -115,7 +138,9 @@ export class RedisWaiters {
    * `LockScript`); the grants it made to this instance's waiters wake them
    * before `map` sees the reply.
    */
-  lockScript<I, O extends { readonly handOffs: readonly HandOff[] }, R>(command: LockScriptCommand<I, O, R>): Promise<R> {
+  lockScript<I, O extends { readonly handOffs: readonly HandOff[] }, R>(
+    command: LockScriptCommand<I, O, R>,
+  ): Promise<R> {
     const { key, input, map } = command;
     const delivered = (reply: O): R | PromiseLike<R> => (this.handedOff(reply.handOffs), map(reply));
     return this.commands.script({ ...command, input: { ...input, key, common: this.common }, map: delivered });
@@ -150,7 +175,8 @@ export class RedisWaiters {
 
   /** Opens the shared subscriber connection once; a waiter must be subscribed before it queues. `true` once subscribed. */
   private subscribe(key: string): Promise<unknown> | true {
-    if (this.commands.closed) return Promise.reject(new LockStoreError('acquire', `${providerClosedDetail('Redis')} (key "${key}")`));
+    if (this.commands.closed)
+      return Promise.reject(new LockStoreError('acquire', `${providerClosedDetail('Redis')} (key "${key}")`));
     if (!this.subscribed) {
       if (!this.sub) {
         this.sub = this.clients.subscriber();
@@ -250,7 +276,11 @@ export class RedisWaiters {
         if (reply.status === 'granted') {
           this.settle(waiter);
           const fencingToken = reply.token;
-          waiter.resolve(queued ? { fencingToken, fences: waiter.fences, queued, leaseStartedAt: sent } : { fencingToken, fences: waiter.fences });
+          waiter.resolve(
+            queued
+              ? { fencingToken, fences: waiter.fences, queued, leaseStartedAt: sent }
+              : { fencingToken, fences: waiter.fences },
+          );
         } else {
           waiter.safeStart = sent;
           if (waiter.again) {
@@ -307,7 +337,9 @@ export class RedisWaiters {
     this.settle(waiter);
     const left = this.leave(waiter.key, waiter.owner);
     const inflight = waiter.inflight;
-    this.track(inflight ? Promise.all([left, inflight.catch(noop)]).then(() => this.leave(waiter.key, waiter.owner)) : left);
+    this.track(
+      inflight ? Promise.all([left, inflight.catch(noop)]).then(() => this.leave(waiter.key, waiter.owner)) : left,
+    );
     waiter.resolve(null);
   }
 

@@ -34,13 +34,20 @@ export class BoundedSqlCalls {
   async run<T>(operation: string, key: string | undefined, fn: () => Promise<T>): Promise<T> {
     const { store, commandTimeout } = this.settings;
     const where = key === undefined ? '' : ` (key "${key}")`;
-    if (this.settings.closedTo(operation)) throw new LockStoreError(operation, `${providerClosedDetail(store)}${where}`);
+    if (this.settings.closedTo(operation))
+      throw new LockStoreError(operation, `${providerClosedDetail(store)}${where}`);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         const last = this.lastError;
         const cause = last === undefined ? undefined : this.settings.cause(last);
-        reject(new LockStoreError(operation, `${noAnswerDetail(storeAt(store, this.settings.at()), commandTimeout, cause)}${where}`, { cause: last }));
+        reject(
+          new LockStoreError(
+            operation,
+            `${noAnswerDetail(storeAt(store, this.settings.at()), commandTimeout, cause)}${where}`,
+            { cause: last },
+          ),
+        );
       }, commandTimeout);
     });
     try {

@@ -1,5 +1,9 @@
 import { sqlSource } from './sql-source.cjs';
-import { statementHeaderMessage, statementParametersMessage, statementPlaceholderMessage } from '../../errors/lock.messages.js';
+import {
+  statementHeaderMessage,
+  statementParametersMessage,
+  statementPlaceholderMessage,
+} from '../../errors/lock.messages.js';
 
 /**
  * A SQL statement file of a SQL store: `<store>/statements/<name>.sql`.
@@ -54,7 +58,9 @@ export function parseSqlStatement(file: string, source: string): SqlStatement {
     throw new Error(statementHeaderMessage(file));
   }
   const text = source.slice(header[0].length).trim();
-  const undocumented = [...new Set(Array.from(text.matchAll(PARAMETER), (m) => m[0]))].filter((p) => !new RegExp(`^\\s*\\${p}\\s`, 'm').test(header[0]));
+  const undocumented = [...new Set(Array.from(text.matchAll(PARAMETER), (m) => m[0]))].filter(
+    (p) => !new RegExp(`^\\s*\\${p}\\s`, 'm').test(header[0]),
+  );
   if (undocumented.length > 0) throw new Error(statementParametersMessage(file, undocumented));
   const placeholders = [...new Set(Array.from(text.matchAll(PLACEHOLDER), (m) => m[1]!))];
   return { name: file.slice(file.lastIndexOf('/') + 1), text, placeholders };

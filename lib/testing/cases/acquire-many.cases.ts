@@ -6,24 +6,41 @@ import { above, atLeast, check, checkEqual, granted, isFalse, isTrue, refused } 
 
 export function acquireManyCases({ test, describe }: CaseRegistrar): void {
   describe('acquireMany: several plain locks in one call, all or none', ['acquireMany'], () => {
-    const many = (p: LockProvider, keys: string[], owner: string, ttl = 30_000) => p.acquireMany!(keys.map((k) => ({ key: k, owner: `${owner}:${k}`, ttl })));
+    const many = (p: LockProvider, keys: string[], owner: string, ttl = 30_000) =>
+      p.acquireMany!(keys.map((k) => ({ key: k, owner: `${owner}:${k}`, ttl })));
 
-    test('takes every free key: one grant per key, in order, each token above the earlier grants of its key', async ({ p, key, take }) => {
+    test('takes every free key: one grant per key, in order, each token above the earlier grants of its key', async ({
+      p,
+      key,
+      take,
+    }) => {
       const keys = [`${key}:1`, `${key}:2`, `${key}:3`];
       const before = granted(await take(keys[1], 'early'), 'acquire() of a free key answered null').fencingToken;
       isTrue(await p.release(keys[1], 'early'), 'release() by the owner answered false');
       const grants = await many(p, keys, 'a');
       checkEqual(grants?.length, 3, 'acquireMany() of 3 free keys did not answer 3 grants');
-      for (const g of grants!) check(typeof g.fencingToken === 'number', 'an acquireMany() grant has no numeric fencingToken');
-      above(grants![1].fencingToken, before, 'an acquireMany() grant has a fencing token not above the earlier grant of its key');
+      for (const g of grants!)
+        check(typeof g.fencingToken === 'number', 'an acquireMany() grant has no numeric fencingToken');
+      above(
+        grants![1].fencingToken,
+        before,
+        'an acquireMany() grant has a fencing token not above the earlier grant of its key',
+      );
       for (const k of keys) refused(await take(k, 'other'), 'a key acquireMany() took was granted to another owner');
       // Each key is then a single lock of its own.
       refused(await take(keys[1], 'after'), 'a key acquireMany() took was granted to another owner');
       isTrue(await p.release(keys[1], `a:${keys[1]}`), 'release() of a key acquireMany() took answered false');
       const after = await take(keys[1], 'after');
-      above(granted(after, 'a released key was not free').fencingToken, grants![1].fencingToken, 'a fencing token after acquireMany() is not above its grant');
+      above(
+        granted(after, 'a released key was not free').fencingToken,
+        grants![1].fencingToken,
+        'a fencing token after acquireMany() is not above its grant',
+      );
       isTrue(await p.extend(keys[0], `a:${keys[0]}`, 30_000), 'extend() of a key acquireMany() took answered false');
-      isFalse(await p.extend(keys[0], 'other', 30_000), 'extend() by a non-owner of a key acquireMany() took answered true');
+      isFalse(
+        await p.extend(keys[0], 'other', 30_000),
+        'extend() by a non-owner of a key acquireMany() took answered true',
+      );
       isTrue(await p.release(keys[0], `a:${keys[0]}`), 'release() of a key acquireMany() took answered false');
       isTrue(await p.release(keys[2], `a:${keys[2]}`), 'release() of a key acquireMany() took answered false');
       granted(await take(keys[0], 'c'), 'a released key was not free');
@@ -37,7 +54,11 @@ export function acquireManyCases({ test, describe }: CaseRegistrar): void {
       granted(await take(keys[0], 'c'), 'acquireMany() that answered null kept a key');
       granted(await take(keys[1], 'c'), 'acquireMany() that answered null kept a key');
       isTrue(await p.release(keys[2], 'b'), 'release() by the owner answered false');
-      checkEqual((await many(p, [`${key}:4`, keys[2]], 'a'))?.length, 2, 'acquireMany() of 2 free keys did not answer 2 grants');
+      checkEqual(
+        (await many(p, [`${key}:4`, keys[2]], 'a'))?.length,
+        2,
+        'acquireMany() of 2 free keys did not answer 2 grants',
+      );
       refused(await many(p, [keys[0], `${key}:5`], 'a'), 'acquireMany() with one key held was granted');
       granted(await take(`${key}:5`, 'c'), 'acquireMany() that answered null kept a key');
     });
@@ -57,7 +78,11 @@ export function acquireManyCases({ test, describe }: CaseRegistrar): void {
       { needs: ['waiting'] },
     );
 
-    test('each lease is set: keys taken with a short ttl are free after it, unless extended', async ({ p, key, take }) => {
+    test('each lease is set: keys taken with a short ttl are free after it, unless extended', async ({
+      p,
+      key,
+      take,
+    }) => {
       const keys = [`${key}:1`, `${key}:2`];
       checkEqual((await many(p, keys, 'a', 300))?.length, 2, 'acquireMany() of 2 free keys did not answer 2 grants');
       isTrue(await p.extend(keys[0], `a:${keys[0]}`, 10_000), 'extend() of a key acquireMany() took answered false');
@@ -66,7 +91,11 @@ export function acquireManyCases({ test, describe }: CaseRegistrar): void {
       granted(await take(keys[1], 'c'), 'the lease of a key acquireMany() took never ended');
     });
 
-    test('fences: with fenceBlocks each grant reserves its block, and the next grant of that key draws above it', async ({ p, key, take }) => {
+    test('fences: with fenceBlocks each grant reserves its block, and the next grant of that key draws above it', async ({
+      p,
+      key,
+      take,
+    }) => {
       const keys = [`${key}:1`, `${key}:2`];
       const grants = await p.acquireMany!(keys.map((k) => ({ key: k, owner: 'a', ttl: 30_000, fences: 16 })));
       const block = p.fenceBlocks ? 16 : 1;

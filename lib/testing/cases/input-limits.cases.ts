@@ -10,7 +10,17 @@ import { LockOptionsError } from '../../errors/lock.errors.js';
 import type { ConformanceContext } from '../conformance-case.interface.js';
 import type { CaseRegistrar } from '../case-registrar.js';
 import { sleep } from '../sleep.js';
-import { above, atMost, check, checkEqual, granted, isTrue, matches, refused as refusedGrant, rejection } from '../conformance-assert.js';
+import {
+  above,
+  atMost,
+  check,
+  checkEqual,
+  granted,
+  isTrue,
+  matches,
+  refused as refusedGrant,
+  rejection,
+} from '../conformance-assert.js';
 
 /** The store methods a lock call may reach. */
 const STORE_CALLS = ['acquire', 'acquireMany', 'extend', 'extendMany', 'release', 'releaseMany', 'holder'] as const;
@@ -53,7 +63,8 @@ function setUp({ p, onCleanup }: ConformanceContext): { locks: LockManager; pref
 async function refusedAtCall(calls: string[], what: string, call: () => unknown, ...patterns: RegExp[]): Promise<void> {
   const error = await rejection(call, `${what} was not refused`);
   check(error instanceof LockOptionsError, `${what}: threw ${error.name}, not LockOptionsError: ${error.message}`);
-  for (const pattern of patterns) matches(error.message, pattern, `${what}: the LockOptionsError does not say what is wrong`);
+  for (const pattern of patterns)
+    matches(error.message, pattern, `${what}: the LockOptionsError does not say what is wrong`);
   checkEqual(calls, [], `${what} reached the store before it was refused`);
 }
 
@@ -76,9 +87,21 @@ export function inputLimitsCases({ test, describe }: CaseRegistrar): void {
             shown,
             range,
           );
-          await refusedAtCall(calls, `acquire with ${what}`, () => locks.acquire('n', { [option]: value }), shown, range);
+          await refusedAtCall(
+            calls,
+            `acquire with ${what}`,
+            () => locks.acquire('n', { [option]: value }),
+            shown,
+            range,
+          );
           if (option !== 'waitTimeout')
-            await refusedAtCall(calls, `tryAcquire of two names with ${what}`, () => locks.tryAcquire(['a', 'b'], { [option]: value }), shown, range);
+            await refusedAtCall(
+              calls,
+              `tryAcquire of two names with ${what}`,
+              () => locks.tryAcquire(['a', 'b'], { [option]: value }),
+              shown,
+              range,
+            );
         }
       });
 
@@ -86,17 +109,36 @@ export function inputLimitsCases({ test, describe }: CaseRegistrar): void {
       const { locks, calls } = setUp(c);
       const lock = await locks.acquire('n');
       calls.length = 0;
-      for (const value of tooLong) await refusedAtCall(calls, `extend(${value})`, () => lock.extend(value), /extend\(ms\) of lock "n": ms must be/, range);
+      for (const value of tooLong)
+        await refusedAtCall(
+          calls,
+          `extend(${value})`,
+          () => lock.extend(value),
+          /extend\(ms\) of lock "n": ms must be/,
+          range,
+        );
       check(lock.held, 'a refused extend() ended the lock');
       await lock.release();
     });
 
     test('a name over MAX_LOCK_NAME_LENGTH code units (1 MB too) is refused, with its length', async (c) => {
       const { locks, calls } = setUp(c);
-      for (const name of ['x'.repeat(MAX_LOCK_NAME_LENGTH + 1), '€'.repeat(MAX_LOCK_NAME_LENGTH + 1), 'x'.repeat(1 << 20)]) {
-        const pattern = new RegExp(`a lock name must be at most ${MAX_LOCK_NAME_LENGTH} characters \\(UTF-16 code units.*\\(${name.length} characters\\)`);
+      for (const name of [
+        'x'.repeat(MAX_LOCK_NAME_LENGTH + 1),
+        '€'.repeat(MAX_LOCK_NAME_LENGTH + 1),
+        'x'.repeat(1 << 20),
+      ]) {
+        const pattern = new RegExp(
+          `a lock name must be at most ${MAX_LOCK_NAME_LENGTH} characters \\(UTF-16 code units.*\\(${name.length} characters\\)`,
+        );
         const what = `a name of ${name.length} characters`;
-        await refusedAtCall(calls, `withLock with ${what}`, () => locks.withLock(name, () => 1), /^withLock\(\)/, pattern);
+        await refusedAtCall(
+          calls,
+          `withLock with ${what}`,
+          () => locks.withLock(name, () => 1),
+          /^withLock\(\)/,
+          pattern,
+        );
         await refusedAtCall(calls, `tryAcquire with ${what}`, () => locks.tryAcquire(name), pattern);
         await refusedAtCall(calls, `acquire with ${what}`, () => locks.acquire(['ok', name]), /names\[1\]/, pattern);
       }
@@ -113,7 +155,9 @@ export function inputLimitsCases({ test, describe }: CaseRegistrar): void {
     ])
       test(`a name with ${kind} is refused, naming the character and the rule`, async (c) => {
         const { locks, calls } = setUp(c);
-        const pattern = new RegExp(`the lock name .* holds ${found.replace('+', '\\+')}; a lock name may hold any Unicode text except control characters`);
+        const pattern = new RegExp(
+          `the lock name .* holds ${found.replace('+', '\\+')}; a lock name may hold any Unicode text except control characters`,
+        );
         await refusedAtCall(calls, `withLock of a name with ${kind}`, () => locks.withLock(name, () => 1), pattern);
         await refusedAtCall(calls, `tryAcquire of a name with ${kind}`, () => locks.tryAcquire([name, 'ok']), pattern);
         await refusedAtCall(calls, `acquire of a name with ${kind}`, () => locks.acquire(name), pattern);
@@ -122,16 +166,32 @@ export function inputLimitsCases({ test, describe }: CaseRegistrar): void {
     test('keyPrefix: over MAX_KEY_PREFIX_LENGTH code units, or with a control character, is refused when the manager is made', async (c) => {
       const { p } = c;
       const { calls } = setUp(c);
-      const made = (options: Partial<ConstructorParameters<typeof LockManager>[0]>) => () => new LockManager({ provider: p, ...options });
+      const made = (options: Partial<ConstructorParameters<typeof LockManager>[0]>) => () =>
+        new LockManager({ provider: p, ...options });
       await refusedAtCall(
         calls,
         'a keyPrefix too long',
         made({ keyPrefix: 'p'.repeat(MAX_KEY_PREFIX_LENGTH + 1) }),
         new RegExp(`a keyPrefix must be at most ${MAX_KEY_PREFIX_LENGTH} characters`),
       );
-      await refusedAtCall(calls, 'a keyPrefix with NUL', made({ keyPrefix: 'app\u0000' }), /the keyPrefix "app\\u0000" holds a control character U\+0000/);
-      await refusedAtCall(calls, 'a default ttl too long', made({ ttl: 2 ** 31 }), /LockModule options: ttl must be .* at most 2147483647/);
-      await refusedAtCall(calls, 'a default waitTimeout too long', made({ waitTimeout: 1e20 }), /waitTimeout must be .*, got 100000000000000000000\./);
+      await refusedAtCall(
+        calls,
+        'a keyPrefix with NUL',
+        made({ keyPrefix: 'app\u0000' }),
+        /the keyPrefix "app\\u0000" holds a control character U\+0000/,
+      );
+      await refusedAtCall(
+        calls,
+        'a default ttl too long',
+        made({ ttl: 2 ** 31 }),
+        /LockModule options: ttl must be .* at most 2147483647/,
+      );
+      await refusedAtCall(
+        calls,
+        'a default waitTimeout too long',
+        made({ waitTimeout: 1e20 }),
+        /waitTimeout must be .*, got 100000000000000000000\./,
+      );
     });
 
     test('the longest name (non-ASCII, surrogate pairs) under the longest non-ASCII prefix works, and is one lock', async (c) => {
@@ -143,8 +203,14 @@ export function inputLimitsCases({ test, describe }: CaseRegistrar): void {
       const name = longestName('a');
       above(Buffer.byteLength(longPrefix + name), 1_800, 'the longest key is not as long as it should be (bytes)');
       const lock = await manager.acquire(name);
-      refusedGrant(await manager.tryAcquire(name), 'the longest name was granted twice (the store cut or mangled the key)');
-      granted(await manager.tryAcquire(longestName('b')), 'two different longest names were one lock (the store cut the key)');
+      refusedGrant(
+        await manager.tryAcquire(name),
+        'the longest name was granted twice (the store cut or mangled the key)',
+      );
+      granted(
+        await manager.tryAcquire(longestName('b')),
+        'two different longest names were one lock (the store cut the key)',
+      );
       await lock.extend(5_000);
       await lock.release();
       granted(await manager.tryAcquire(name), 'the longest name was not free after its release');
@@ -156,13 +222,33 @@ export function inputLimitsCases({ test, describe }: CaseRegistrar): void {
         const { p } = c;
         const { locks, prefix } = setUp(c);
         const key = prefix + 'longest-ttl';
-        const lock = await locks.acquire('longest-ttl', { ttl: MAX_DURATION_MS, renew: false, maxHold: MAX_DURATION_MS });
-        above((await p.holder!(key))?.remainingMs, MAX_DURATION_MS - 60_000, 'the store did not keep the longest ttl (remainingMs)');
-        atMost((await p.holder!(key))?.remainingMs, MAX_DURATION_MS, 'the store gave more lease than the longest ttl (remainingMs)');
+        const lock = await locks.acquire('longest-ttl', {
+          ttl: MAX_DURATION_MS,
+          renew: false,
+          maxHold: MAX_DURATION_MS,
+        });
+        above(
+          (await p.holder!(key))?.remainingMs,
+          MAX_DURATION_MS - 60_000,
+          'the store did not keep the longest ttl (remainingMs)',
+        );
+        atMost(
+          (await p.holder!(key))?.remainingMs,
+          MAX_DURATION_MS,
+          'the store gave more lease than the longest ttl (remainingMs)',
+        );
         await lock.extend(1_000);
-        atMost((await p.holder!(key))?.remainingMs, 1_000, 'extend(1000) after the longest ttl did not shorten the lease (remainingMs)');
+        atMost(
+          (await p.holder!(key))?.remainingMs,
+          1_000,
+          'extend(1000) after the longest ttl did not shorten the lease (remainingMs)',
+        );
         await lock.extend(MAX_DURATION_MS);
-        above((await p.holder!(key))?.remainingMs, MAX_DURATION_MS - 60_000, 'the store did not keep extend(MAX_DURATION_MS) (remainingMs)');
+        above(
+          (await p.holder!(key))?.remainingMs,
+          MAX_DURATION_MS - 60_000,
+          'the store did not keep extend(MAX_DURATION_MS) (remainingMs)',
+        );
         refusedGrant(await locks.tryAcquire('longest-ttl'), 'a lock with the longest ttl was granted again');
         await lock.release();
         checkEqual(await p.holder!(key), null, 'a released lock with the longest ttl still has a holder');
@@ -176,11 +262,14 @@ export function inputLimitsCases({ test, describe }: CaseRegistrar): void {
         const { p } = c;
         const { prefix } = setUp(c);
         const key = `${prefix}store-wait`;
-        granted(await p.acquire({ key, owner: 'holder', ttl: MAX_DURATION_MS, wait: false }), 'acquire() with the longest ttl answered null');
-        let settled = false;
-        const waiting = Promise.resolve(p.acquire({ key, owner: 'waiter', ttl: MAX_DURATION_MS, wait: true, waitTimeout: MAX_DURATION_MS })).finally(
-          () => (settled = true),
+        granted(
+          await p.acquire({ key, owner: 'holder', ttl: MAX_DURATION_MS, wait: false }),
+          'acquire() with the longest ttl answered null',
         );
+        let settled = false;
+        const waiting = Promise.resolve(
+          p.acquire({ key, owner: 'waiter', ttl: MAX_DURATION_MS, wait: true, waitTimeout: MAX_DURATION_MS }),
+        ).finally(() => (settled = true));
         await sleep(600);
         check(!settled, 'a wait with the longest waitTimeout ended at once (a timer overflow?)');
         isTrue(await p.release(key, 'holder'), 'release() by the owner answered false');

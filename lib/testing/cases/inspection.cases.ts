@@ -2,11 +2,25 @@
 import { ownerTokenFor } from '../../shared/owner-token.js';
 import { sleep } from '../sleep.js';
 import type { CaseRegistrar } from '../case-registrar.js';
-import { above, atLeast, atMost, below, check, checkEqual, checkFields, granted, isTrue } from '../conformance-assert.js';
+import {
+  above,
+  atLeast,
+  atMost,
+  below,
+  check,
+  checkEqual,
+  checkFields,
+  granted,
+  isTrue,
+} from '../conformance-assert.js';
 
 export function inspectionCases({ test, describe }: CaseRegistrar): void {
   describe('holder(): who holds a key', ['holder'], () => {
-    test('null for a free key; the owner, its instance id and the lease left for a held one; null again after release', async ({ p, key, take }) => {
+    test('null for a free key; the owner, its instance id and the lease left for a held one; null again after release', async ({
+      p,
+      key,
+      take,
+    }) => {
       checkEqual(await p.holder!(key), null, 'holder() of a free key did not answer null');
       const owner = ownerTokenFor('host-a:4242 (blue/green)');
       await take(key, owner, 5_000);
@@ -24,7 +38,11 @@ export function inspectionCases({ test, describe }: CaseRegistrar): void {
 
     test('a plain owner token names no instance; a lease that ended has no holder', async ({ p, key, take }) => {
       await take(key, 'plain-owner', 200);
-      checkFields(await p.holder!(key), { owner: 'plain-owner', instanceId: undefined }, 'holder() of a key held by a plain owner token is wrong');
+      checkFields(
+        await p.holder!(key),
+        { owner: 'plain-owner', instanceId: undefined },
+        'holder() of a key held by a plain owner token is wrong',
+      );
       await sleep(400);
       checkEqual(await p.holder!(key), null, 'holder() named a holder whose lease had ended');
     });
@@ -37,10 +55,18 @@ export function inspectionCases({ test, describe }: CaseRegistrar): void {
         await take(key, first);
         const waiting = p.acquire({ key, owner: second, ttl: 30_000, wait: true, waitTimeout: 10_000 });
         await sleep(150);
-        checkEqual((await p.holder!(key))?.instanceId, 'replica-1', 'holder() did not name the instance holding the key');
+        checkEqual(
+          (await p.holder!(key))?.instanceId,
+          'replica-1',
+          'holder() did not name the instance holding the key',
+        );
         await p.release(key, first);
         granted(await waiting, 'a waiter was never woken by the release');
-        checkEqual((await p.holder!(key))?.instanceId, 'replica-2', 'holder() did not name the waiter granted on release');
+        checkEqual(
+          (await p.holder!(key))?.instanceId,
+          'replica-2',
+          'holder() did not name the waiter granted on release',
+        );
         await p.release(key, second);
       },
       { needs: ['waiting'] },
@@ -62,18 +88,31 @@ export function inspectionCases({ test, describe }: CaseRegistrar): void {
 
         const page = await inspectAll(prefix);
         const byKey = new Map(page.locks.map((l) => [l.key, l]));
-        checkEqual([...byKey.keys()].sort(), [`${prefix}a`, `${prefix}b`], 'inspect() did not list exactly the locks held under the prefix');
+        checkEqual(
+          [...byKey.keys()].sort(),
+          [`${prefix}a`, `${prefix}b`],
+          'inspect() did not list exactly the locks held under the prefix',
+        );
         const la = byKey.get(`${prefix}a`)!;
-        checkFields(la, { owner: 'owner-a', permits: 1, waiters: 1 }, 'inspect() got the owner, permits or waiters of a held lock wrong');
+        checkFields(
+          la,
+          { owner: 'owner-a', permits: 1, waiters: 1 },
+          'inspect() got the owner, permits or waiters of a held lock wrong',
+        );
         atLeast(la.fencingToken, a!.fencingToken, "inspect() gave a fencing token below the holder's grant");
         below(la.fencingToken, a!.fencingToken + 16, "inspect() gave a fencing token far above the holder's grant");
         above(la.remainingMs, 10_000, 'inspect() gave too little lease left (remainingMs of a 20 s lease)');
         atMost(la.remainingMs, 20_000, 'inspect() gave more lease left than the ttl');
         const lb = byKey.get(`${prefix}b`)!;
-        checkFields(lb, { owner: 'owner-b', permits: 1, waiters: 0 }, 'inspect() got the owner, permits or waiters of a held lock wrong');
+        checkFields(
+          lb,
+          { owner: 'owner-b', permits: 1, waiters: 0 },
+          'inspect() got the owner, permits or waiters of a held lock wrong',
+        );
         atLeast(lb.fencingToken, b!.fencingToken, "inspect() gave a fencing token below the holder's grant");
         atMost(lb.remainingMs, 5_000, 'inspect() gave more lease left than the ttl');
-        if (lb.heldSince !== undefined) below(Math.abs(Date.now() - lb.heldSince), 10_000, 'inspect() gave a heldSince far from the grant time');
+        if (lb.heldSince !== undefined)
+          below(Math.abs(Date.now() - lb.heldSince), 10_000, 'inspect() gave a heldSince far from the grant time');
 
         // Released: gone (the waiter holds it now, under its own owner).
         isTrue(await p.release(`${prefix}a`, 'owner-a'), 'release() by the owner answered false');
@@ -92,7 +131,12 @@ export function inspectionCases({ test, describe }: CaseRegistrar): void {
       { needs: ['waiting'] },
     );
 
-    test('inspect says since when a lock is held: the grant time, kept by extend, moved by the next grant', async ({ p, key, take, inspectAll }) => {
+    test('inspect says since when a lock is held: the grant time, kept by extend, moved by the next grant', async ({
+      p,
+      key,
+      take,
+      inspectAll,
+    }) => {
       const prefix = `${key}:`;
       // The store's clock, not this process's, stamps the grant: allow for a little skew and the round trip.
       const margin = 1_000;

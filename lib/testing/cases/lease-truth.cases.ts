@@ -15,7 +15,8 @@ import { above, check, checkFields, granted, isFalse, isTrue, matches } from '..
 const token = () => randomBytes(16).toString('hex');
 
 /** What its LockLostError says: why the lease ended, that the process was not running, and for how long after the end. */
-const NOT_RUNNING = /the lease ran out while this process was not running .*: it ran again \d+ ms after the end of the lease/;
+const NOT_RUNNING =
+  /the lease ran out while this process was not running .*: it ran again \d+ ms after the end of the lease/;
 const silent = { debug() {}, warn() {}, error() {} };
 
 export function leaseTruthCases({ test, describe }: CaseRegistrar): void {
@@ -38,9 +39,19 @@ export function leaseTruthCases({ test, describe }: CaseRegistrar): void {
         while (performance.now() < end); // as a long synchronous task, a GC pause or SIGSTOP would
         check(signal.aborted, "a lock's signal was not aborted after its lease ran out while the process did not run");
         isFalse(h.held, 'a lock whose lease ran out while the process did not run still reads held');
-        check(signal.reason instanceof LockLostError, `the signal's reason is not a LockLostError (got ${String(signal.reason)})`);
-        matches((signal.reason as Error).message, NOT_RUNNING, 'the LockLostError does not say the lease ran out while the process was not running');
-        const other = granted(await manager(q).tryAcquire(name), 'another instance could not take a lock whose lease had run out (the lease never ended)');
+        check(
+          signal.reason instanceof LockLostError,
+          `the signal's reason is not a LockLostError (got ${String(signal.reason)})`,
+        );
+        matches(
+          (signal.reason as Error).message,
+          NOT_RUNNING,
+          'the LockLostError does not say the lease ran out while the process was not running',
+        );
+        const other = granted(
+          await manager(q).tryAcquire(name),
+          'another instance could not take a lock whose lease had run out (the lease never ended)',
+        );
         above(other.fencingToken, h.fencingToken, "the next holder's fencing token is not above the lost holder's");
         isFalse(await h.release(), "the lost holder's release() answered true: it freed the new holder's lock"); // lost, not released
         check(other.held, 'the new holder does not read held');
@@ -78,7 +89,11 @@ export function leaseTruthCases({ test, describe }: CaseRegistrar): void {
             { aborted: true, currentHeld: false, held: false, threw: 'LockLostError' },
             'the paused holder, on waking past its lease, did not read its lock as lost',
           );
-          matches(seen.reason, NOT_RUNNING, "the paused holder's LockLostError does not say the lease ran out while the process was not running");
+          matches(
+            seen.reason,
+            NOT_RUNNING,
+            "the paused holder's LockLostError does not say the lease ran out while the process was not running",
+          );
           const otherToken = other ? other.fencingToken : Number(await lines.next('other'));
           above(otherToken, held, "the next holder's fencing token is not above the paused holder's");
           if (other) check(other.held, 'the new holder does not read held');

@@ -9,7 +9,10 @@ export function plainLockCases({ test }: CaseRegistrar): void {
     granted(a, 'acquire() of a free key answered null');
     check(typeof a!.fencingToken === 'number', `a grant has no numeric fencingToken (got ${typeof a!.fencingToken})`);
     refused(await take(key, 'b'), 'acquire() by another owner was granted while the key was held');
-    refused(await take(key, 'a'), 'acquire() by the holder itself was granted again (a store grant is not reentrant: it needs a free key)');
+    refused(
+      await take(key, 'a'),
+      'acquire() by the holder itself was granted again (a store grant is not reentrant: it needs a free key)',
+    );
   });
 
   test('release frees the key for its owner only', async ({ p, key, take }) => {
@@ -31,13 +34,23 @@ export function plainLockCases({ test }: CaseRegistrar): void {
     isTrue(await p.extend(key, 'a', 5_000), 'extend() by the owner answered false');
   });
 
-  test('a lease expires: the key is free after ttl, and the old owner can no longer extend it', async ({ p, key, take }) => {
+  test('a lease expires: the key is free after ttl, and the old owner can no longer extend it', async ({
+    p,
+    key,
+    take,
+  }) => {
     await take(key, 'a', 300);
     refused(await take(key, 'b'), 'a held key was granted to another owner');
     await sleep(900);
     granted(await take(key, 'b'), 'the lease never ended: the key was still held 900 ms after a 300 ms lease');
-    isFalse(await p.extend(key, 'a', 5_000), 'extend() by the owner of an expired lease answered true (the key has a new holder)');
-    isFalse(await p.release(key, 'a'), 'release() by the owner of an expired lease answered true (the key has a new holder)');
+    isFalse(
+      await p.extend(key, 'a', 5_000),
+      'extend() by the owner of an expired lease answered true (the key has a new holder)',
+    );
+    isFalse(
+      await p.release(key, 'a'),
+      'release() by the owner of an expired lease answered true (the key has a new holder)',
+    );
     refused(await take(key, 'c'), "the old owner's release() freed the new holder's lock");
   });
 
@@ -64,7 +77,11 @@ export function plainLockCases({ test }: CaseRegistrar): void {
     await sleep(600);
     tokens.push(granted(await take(key, 'after-expiry'), 'the key was still held after its 200 ms lease').fencingToken);
     for (let i = 1; i < tokens.length; i++)
-      above(tokens[i], tokens[i - 1], `fencing token ${i + 1} of the key is not above the one before (tokens: ${tokens.join(', ')})`);
+      above(
+        tokens[i],
+        tokens[i - 1],
+        `fencing token ${i + 1} of the key is not above the one before (tokens: ${tokens.join(', ')})`,
+      );
   });
 
   test(
@@ -74,7 +91,10 @@ export function plainLockCases({ test }: CaseRegistrar): void {
       const fences = p.fenceBlocks ? 16 : 1;
       const names = [key, `${key}:waited`, `${key}:expired`];
       // A grant that reserved a block (the next grant draws above all of it), one handed to a waiter, one whose lease ran out.
-      const first = granted(await p.acquire({ key, owner: 'a', ttl: 30_000, wait: false, fences }), 'acquire() of a free key answered null');
+      const first = granted(
+        await p.acquire({ key, owner: 'a', ttl: 30_000, wait: false, fences }),
+        'acquire() of a free key answered null',
+      );
       let top = first.fencingToken + (first.fences ?? 1) - 1;
       isTrue(await p.release(key, 'a'), 'release() by the owner answered false');
       const inside = granted(await take(key, 'b'), 'a released key was not free');
@@ -82,18 +102,32 @@ export function plainLockCases({ test }: CaseRegistrar): void {
       isTrue(await p.release(key, 'b'), 'release() by the owner answered false');
       top = inside.fencingToken;
       await take(names[1], 'holder');
-      const waiting = p.acquire({ key: names[1], owner: 'waiter', ttl: 30_000, wait: true, waitTimeout: 10_000, fences });
+      const waiting = p.acquire({
+        key: names[1],
+        owner: 'waiter',
+        ttl: 30_000,
+        wait: true,
+        waitTimeout: 10_000,
+        fences,
+      });
       await sleep(150);
       isTrue(await p.release(names[1], 'holder'), 'release() by the owner answered false');
       const handed = granted(await waiting, 'a waiter was never woken by the release');
-      isTrue(await p.extend(names[1], 'waiter', 30_000), 'the woken waiter does not hold the key (extend() answered false)');
+      isTrue(
+        await p.extend(names[1], 'waiter', 30_000),
+        'the woken waiter does not hold the key (extend() answered false)',
+      );
       isTrue(await p.release(names[1], 'waiter'), 'release() by the woken waiter answered false');
       const expiring = granted(await take(names[2], 'short', 200), 'acquire() of a free key answered null');
 
       await sleep(window + 1_000);
       if (target.leftovers)
         for (const name of names)
-          checkEqual(await target.leftovers(name), [], `the store still keeps records of a released name ${window + 1_000} ms after its release`);
+          checkEqual(
+            await target.leftovers(name),
+            [],
+            `the store still keeps records of a released name ${window + 1_000} ms after its release`,
+          );
       above(
         granted(await take(key, 'c'), 'a released key was not free').fencingToken,
         top,
@@ -126,13 +160,19 @@ export function plainLockCases({ test }: CaseRegistrar): void {
 
   test('ping answers with a round-trip time', async ({ p }) => {
     const ms = await p.ping();
-    check(typeof ms === 'number' && ms >= 0, `ping() answered ${String(ms)}, not a round-trip time in ms (a number >= 0)`);
+    check(
+      typeof ms === 'number' && ms >= 0,
+      `ping() answered ${String(ms)}, not a round-trip time in ms (a number >= 0)`,
+    );
   });
 
   test(
     'extendMany answers per lock, in order, as extend would (owner-checked), and really sets each lease',
     async ({ p, key, take }) => {
-      check(typeof p.extendMany === 'function', 'the store has no extendMany(); pass { extendMany: false } to the kit if it does not offer it');
+      check(
+        typeof p.extendMany === 'function',
+        'the store has no extendMany(); pass { extendMany: false } to the kit if it does not offer it',
+      );
       const mine = Array.from({ length: 30 }, (_, i) => `${key}:mine:${i}`);
       for (const k of mine) granted(await take(k, 'a', 2_000), 'acquire() of a free key answered null');
       await take(`${key}:other`, 'b', 2_000);

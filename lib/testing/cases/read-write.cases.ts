@@ -3,7 +3,17 @@ import { LockOptionsError } from '../../errors/lock.errors.js';
 import type { LockGrant } from '../../contract/lock-provider.js';
 import type { CaseRegistrar } from '../case-registrar.js';
 import { sleep } from '../sleep.js';
-import { above, below, check, checkEqual, granted, isFalse, isTrue, refused, rejection } from '../conformance-assert.js';
+import {
+  above,
+  below,
+  check,
+  checkEqual,
+  granted,
+  isFalse,
+  isTrue,
+  refused,
+  rejection,
+} from '../conformance-assert.js';
 import { acquirer, shared, waiter } from './semaphore.cases.js';
 
 export function readWriteCases({ test }: CaseRegistrar): void {
@@ -73,7 +83,8 @@ export function readWriteCases({ test }: CaseRegistrar): void {
     const { p, key } = c;
     const [acq, waitFor] = [acquirer(c), waiter(c)];
     const phases: number[][] = [];
-    const grant = async (g: Promise<LockGrant | null> | LockGrant | null) => granted(await g, 'a grant was refused').fencingToken;
+    const grant = async (g: Promise<LockGrant | null> | LockGrant | null) =>
+      granted(await g, 'a grant was refused').fencingToken;
     phases.push([await grant(acq('r1', shared)), await grant(acq('r2', shared))]);
     await p.release(key, 'r1');
     await p.release(key, 'r2');
@@ -96,7 +107,11 @@ export function readWriteCases({ test }: CaseRegistrar): void {
     const shown = JSON.stringify(phases);
     checkEqual(new Set(flat).size, flat.length, `two grants got the same fencing token (tokens by phase: ${shown})`);
     for (let i = 1; i < phases.length; i++)
-      above(Math.min(...phases[i]), Math.max(...phases[i - 1]), `a fencing token is not above every earlier one of the key (tokens by phase: ${shown})`);
+      above(
+        Math.min(...phases[i]),
+        Math.max(...phases[i - 1]),
+        `a fencing token is not above every earlier one of the key (tokens by phase: ${shown})`,
+      );
     above(phases[0][1], phases[0][0], `the second reader's fencing token is not above the first's (${shown})`);
     above(phases[2][1], phases[2][0], `the second permit's fencing token is not above the first's (${shown})`);
   });
@@ -115,7 +130,10 @@ export function readWriteCases({ test }: CaseRegistrar): void {
       await sleep(100);
       if (how === 'abort') setTimeout(() => ac.abort(), 300);
       refused(await w.promise, `a writer's wait that ${how === 'timeout' ? 'timed out' : 'was aborted'} was granted`);
-      granted(await r2.promise, `a reader queued behind a writer whose wait ${how === 'timeout' ? 'timed out' : 'was aborted'} did not enter`);
+      granted(
+        await r2.promise,
+        `a reader queued behind a writer whose wait ${how === 'timeout' ? 'timed out' : 'was aborted'} did not enter`,
+      );
       isTrue(await p.extend(k, 'r1', 30_000), 'the reader that held all along lost its hold'); // the reader that held all along still holds
     }
     // A semaphore: the waiter that gave up is skipped by the next release.
@@ -134,20 +152,33 @@ export function readWriteCases({ test }: CaseRegistrar): void {
     const { p, key, inspectAll } = c;
     const [acq, waitFor] = [acquirer(c), waiter(c)];
     const prefix = `${key}:`;
-    for (const o of ['a', 'b']) granted(await acq(o, { key: `${prefix}sem`, limit: 3 }), 'a permit of a semaphore was refused');
-    for (const o of ['r1', 'r2', 'r3']) granted(await acq(o, { ...shared, key: `${prefix}rw` }), 'a reader was refused');
+    for (const o of ['a', 'b'])
+      granted(await acq(o, { key: `${prefix}sem`, limit: 3 }), 'a permit of a semaphore was refused');
+    for (const o of ['r1', 'r2', 'r3'])
+      granted(await acq(o, { ...shared, key: `${prefix}rw` }), 'a reader was refused');
     granted(await acq('p', { key: `${prefix}plain` }), 'a plain request on a free key was refused');
     const w = waitFor('w', { key: `${prefix}rw` });
     await sleep(300);
     const { locks } = await inspectAll(prefix);
-    const view = locks.map((l) => `${l.key.slice(prefix.length)} ${l.owner} ${l.mode ?? 'exclusive'} ${l.permits} ${l.waiters}`).sort();
+    const view = locks
+      .map((l) => `${l.key.slice(prefix.length)} ${l.owner} ${l.mode ?? 'exclusive'} ${l.permits} ${l.waiters}`)
+      .sort();
     checkEqual(
       view,
-      ['plain p exclusive 1 0', 'rw r1 shared 1 1', 'rw r2 shared 1 1', 'rw r3 shared 1 1', 'sem a exclusive 3 0', 'sem b exclusive 3 0'],
+      [
+        'plain p exclusive 1 0',
+        'rw r1 shared 1 1',
+        'rw r2 shared 1 1',
+        'rw r3 shared 1 1',
+        'sem a exclusive 3 0',
+        'sem b exclusive 3 0',
+      ],
       'inspect() did not list one entry per holder as "key owner mode permits waiters"',
     );
-    for (const l of locks) above(l.remainingMs, 10_000, `inspect() gave too little lease left for ${l.owner} (remainingMs of a 30 s lease)`);
-    for (const o of ['r1', 'r2', 'r3']) isTrue(await p.release(`${prefix}rw`, o), 'release() by a reader answered false');
+    for (const l of locks)
+      above(l.remainingMs, 10_000, `inspect() gave too little lease left for ${l.owner} (remainingMs of a 30 s lease)`);
+    for (const o of ['r1', 'r2', 'r3'])
+      isTrue(await p.release(`${prefix}rw`, o), 'release() by a reader answered false');
     granted(await w.promise, 'a queued writer was not woken by the last reader leaving');
     const after = (await inspectAll(`${prefix}rw`)).locks;
     checkEqual(
@@ -168,12 +199,27 @@ export function readWriteCases({ test }: CaseRegistrar): void {
     const r = await acq('r', { ...shared, key: `${key}:since:rw` });
     const { locks } = await inspectAll(`${key}:since:`);
     const of = (owner: string) => locks.find((l) => l.owner === owner)!;
-    checkEqual(of('a')?.fencingToken, a!.fencingToken, "inspect() did not give a permit holder its grant's fencing token");
-    checkEqual(of('b')?.fencingToken, b!.fencingToken, "inspect() did not give a permit holder its grant's fencing token");
+    checkEqual(
+      of('a')?.fencingToken,
+      a!.fencingToken,
+      "inspect() did not give a permit holder its grant's fencing token",
+    );
+    checkEqual(
+      of('b')?.fencingToken,
+      b!.fencingToken,
+      "inspect() did not give a permit holder its grant's fencing token",
+    );
     checkEqual(of('r')?.fencingToken, r!.fencingToken, "inspect() did not give a reader its grant's fencing token");
     // Wide margins: the store's clock and this process's, and a loaded machine.
-    below(Math.abs(of('a').heldSince! - before), 1_000, 'inspect() gave a permit holder a heldSince far from its grant (ms off)');
-    check(of('b').heldSince! - of('a').heldSince! >= 700, 'inspect() did not give each permit holder its own heldSince');
+    below(
+      Math.abs(of('a').heldSince! - before),
+      1_000,
+      'inspect() gave a permit holder a heldSince far from its grant (ms off)',
+    );
+    check(
+      of('b').heldSince! - of('a').heldSince! >= 700,
+      'inspect() did not give each permit holder its own heldSince',
+    );
     check(of('r').heldSince! >= of('a').heldSince!, 'inspect() gave a reader a heldSince before its grant');
     for (const [name, o] of [
       [k, 'a'],
@@ -189,8 +235,14 @@ export function readWriteCases({ test }: CaseRegistrar): void {
     granted(await acq('a', { limit: 2 }), 'a permit of a free semaphore was refused');
     granted(await acq('b', { limit: 2 }, q), 'the peer was refused the second permit');
     refused(await acq('c', { limit: 2 }, q), 'the peer was granted a 3rd permit of a semaphore of limit 2');
-    const err = await rejection(() => acq('c', { limit: 5 }, q), 'the peer asked with another limit: the store did not throw LockOptionsError');
-    check(err instanceof LockOptionsError, `the peer asked with another limit: the store threw ${err.name}, not LockOptionsError`);
+    const err = await rejection(
+      () => acq('c', { limit: 5 }, q),
+      'the peer asked with another limit: the store did not throw LockOptionsError',
+    );
+    check(
+      err instanceof LockOptionsError,
+      `the peer asked with another limit: the store threw ${err.name}, not LockOptionsError`,
+    );
     const w = waitFor('w', { limit: 2 }, q);
     await sleep(200);
     const started = Date.now();

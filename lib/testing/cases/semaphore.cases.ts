@@ -4,7 +4,20 @@ import type { LockAcquireRequest, LockGrant, LockProvider } from '../../contract
 import type { ConformanceContext } from '../conformance-case.interface.js';
 import type { CaseRegistrar } from '../case-registrar.js';
 import { sleep } from '../sleep.js';
-import { above, atLeast, below, check, checkEqual, checkFields, granted, isFalse, isTrue, matches, refused, rejection } from '../conformance-assert.js';
+import {
+  above,
+  atLeast,
+  below,
+  check,
+  checkEqual,
+  checkFields,
+  granted,
+  isFalse,
+  isTrue,
+  matches,
+  refused,
+  rejection,
+} from '../conformance-assert.js';
 
 /** `acquire` on `key` without waiting, with the request's other fields from `o`. @internal */
 export const acquirer =
@@ -36,13 +49,18 @@ export const shared = { mode: 'shared' } as const;
 
 export function semaphoreCases({ test }: CaseRegistrar): void {
   test('the store declares supports.limit and supports.shared', async ({ p }) => {
-    checkFields(p.supports ?? {}, { limit: true, shared: true }, 'the store does not declare supports: { limit: true, shared: true }');
+    checkFields(
+      p.supports ?? {},
+      { limit: true, shared: true },
+      'the store does not declare supports: { limit: true, shared: true }',
+    );
   });
 
   test('a released semaphore or shared name: past the stated window nothing of it is left, and its next grants get greater tokens', async (c) => {
     const { p, key, target } = c;
     const acq = acquirer(c);
-    const token = async (owner: string, o: Partial<LockAcquireRequest>) => granted(await acq(owner, o), `${owner} was refused on a free key`).fencingToken;
+    const token = async (owner: string, o: Partial<LockAcquireRequest>) =>
+      granted(await acq(owner, o), `${owner} was refused on a free key`).fencingToken;
     const tokens = [await token('s1', { limit: 2 }), await token('s2', { limit: 2 })];
     isTrue(await p.release(key, 's1'), 'release() of a permit by its owner answered false');
     isTrue(await p.release(key, 's2'), 'release() of a permit by its owner answered false');
@@ -51,7 +69,11 @@ export function semaphoreCases({ test }: CaseRegistrar): void {
     isTrue(await p.release(key, 'r2'), 'release() by a reader answered false');
     await sleep((target.releaseWindowMs ?? 0) + 1_000);
     if (target.leftovers)
-      checkEqual(await target.leftovers(key), [], 'the store still keeps records of a released semaphore or shared name after the release window');
+      checkEqual(
+        await target.leftovers(key),
+        [],
+        'the store still keeps records of a released semaphore or shared name after the release window',
+      );
     above(
       await token('s3', { limit: 2 }),
       Math.max(...tokens),
@@ -63,9 +85,13 @@ export function semaphoreCases({ test }: CaseRegistrar): void {
   test('a semaphore of limit N admits N holders and never N+1 (try and wait)', async (c) => {
     const { p, key } = c;
     const acq = acquirer(c);
-    for (const o of ['a', 'b', 'c']) granted(await acq(o, { limit: 3 }), `holder ${o} of a semaphore of limit 3 was refused`);
+    for (const o of ['a', 'b', 'c'])
+      granted(await acq(o, { limit: 3 }), `holder ${o} of a semaphore of limit 3 was refused`);
     refused(await acq('d', { limit: 3 }), 'a semaphore of limit 3 admitted a 4th holder');
-    refused(await acq('d', { limit: 3, wait: true, waitTimeout: 300 }), 'a semaphore of limit 3 admitted a 4th holder after a wait');
+    refused(
+      await acq('d', { limit: 3, wait: true, waitTimeout: 300 }),
+      'a semaphore of limit 3 admitted a 4th holder after a wait',
+    );
     isTrue(await p.release(key, 'b'), 'release() of a permit by its owner answered false');
     granted(await acq('d', { limit: 3 }), 'a released permit was not free');
     refused(await acq('e', { limit: 3 }), 'a semaphore of limit 3 admitted a 4th holder');
@@ -80,7 +106,11 @@ export function semaphoreCases({ test }: CaseRegistrar): void {
     await sleep(100);
     const w2 = waitFor('w2', { limit: 2 });
     await sleep(300);
-    checkEqual([w1.done, w2.done], [false, false], 'a waiter for a full semaphore was answered before any permit was released');
+    checkEqual(
+      [w1.done, w2.done],
+      [false, false],
+      'a waiter for a full semaphore was answered before any permit was released',
+    );
     const started = Date.now();
     isTrue(await p.release(key, 'a'), 'release() of a permit by its owner answered false');
     granted(await w1.promise, 'the first waiter was not granted the released permit');
@@ -140,13 +170,20 @@ export function semaphoreCases({ test }: CaseRegistrar): void {
     const [acq, waitFor] = [acquirer(c), waiter(c)];
     const refusedWith = async (send: () => unknown, what: string) => {
       const err = await rejection(send, `${what}: the store did not throw LockOptionsError`);
-      check(err instanceof LockOptionsError, `${what}: the store threw ${err.name}, not LockOptionsError: ${err.message}`);
+      check(
+        err instanceof LockOptionsError,
+        `${what}: the store threw ${err.name}, not LockOptionsError: ${err.message}`,
+      );
       return err;
     };
     granted(await acq('a', { limit: 2 }), 'a permit of a free semaphore was refused');
     for (const o of [{ limit: 3 }, {}, { limit: 3, wait: true, waitTimeout: 1_000 }]) {
       const err = await refusedWith(() => acq('b', o), `a request of limit ${o.limit ?? 1} on a semaphore of limit 2`);
-      matches(err.message, new RegExp(key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'the LockOptionsError does not name the key');
+      matches(
+        err.message,
+        new RegExp(key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')),
+        'the LockOptionsError does not name the key',
+      );
       matches(err.message, /\b2\b/, 'the LockOptionsError does not name the limit the key has');
       matches(err.message, o.limit === 3 ? /\b3\b/ : /\b1\b/, 'the LockOptionsError does not name the limit asked for');
       matches(err.message, /same limit/i, 'the LockOptionsError does not say to use the same limit');
@@ -157,7 +194,10 @@ export function semaphoreCases({ test }: CaseRegistrar): void {
     granted(await acq('r', { ...shared, key: k2 }), 'a reader of a free key was refused');
     const w = waitFor('w', { key: k2, limit: 2 });
     await sleep(200);
-    const err = await refusedWith(() => acq('x', { key: k2, limit: 3 }), 'a request of limit 3 on a key awaited with limit 2');
+    const err = await refusedWith(
+      () => acq('x', { key: k2, limit: 3 }),
+      'a request of limit 3 on a key awaited with limit 2',
+    );
     matches(err.message, /\b2\b/, 'the LockOptionsError does not name the limit the key is awaited with');
     matches(err.message, /\b3\b/, 'the LockOptionsError does not name the limit asked for');
     refused(await acq('r2', { ...shared, key: k2 }), 'a reader overtook a queued writer'); // shared carries no limit: no error, queued behind the writer
@@ -180,7 +220,11 @@ export function semaphoreCases({ test }: CaseRegistrar): void {
         isTrue(await p.release(key, `c${i}`), 'release() of a permit by its owner answered false');
       }),
     );
-    checkEqual(maxInside, 3, 'concurrent callers of a semaphore of limit 3 were not 3 inside at most (and at some point 3)');
+    checkEqual(
+      maxInside,
+      3,
+      'concurrent callers of a semaphore of limit 3 were not 3 inside at most (and at some point 3)',
+    );
     const k = `${key}:rw`;
     let readers = 0;
     let writers = 0;

@@ -15,11 +15,20 @@ export function waitingCases({ test, describe }: CaseRegistrar): void {
       await sleep(200);
       await p.release(key, 'holder');
       granted(await waiting, 'a waiter was never woken by the release (its wait ended without a grant)');
-      below(Date.now() - started, 5_000, 'a waiter was not woken by the release: it got the key only much later (ms after it queued)');
+      below(
+        Date.now() - started,
+        5_000,
+        'a waiter was not woken by the release: it got the key only much later (ms after it queued)',
+      );
       isTrue(await p.extend(key, 'waiter', 30_000), 'the woken waiter does not hold the key (extend() answered false)');
     });
 
-    test('a try right after a release does not overtake a queued waiter: the release hands the key to the waiter', async ({ p, q, key, take }) => {
+    test('a try right after a release does not overtake a queued waiter: the release hands the key to the waiter', async ({
+      p,
+      q,
+      key,
+      take,
+    }) => {
       for (const via of [p, q]) {
         const k = `${key}:${via === p ? 'here' : 'peer'}`;
         granted(await take(k, 'holder'), 'acquire() of a free key answered null');
@@ -56,7 +65,10 @@ export function waitingCases({ test, describe }: CaseRegistrar): void {
       await take(key, 'crashed', 500);
       const started = Date.now();
       const grant = await p.acquire({ key, owner: 'waiter', ttl: 30_000, wait: true, waitTimeout: 10_000 });
-      granted(grant, "a waiter was not granted the key when the holder's 500 ms lease ran out (it waited its whole 10 s waitTimeout)");
+      granted(
+        grant,
+        "a waiter was not granted the key when the holder's 500 ms lease ran out (it waited its whole 10 s waitTimeout)",
+      );
       atLeast(Date.now() - started, 300, "a waiter was granted the key before the holder's lease ended (ms waited)");
       below(Date.now() - started, 8_000, "a waiter got the key long after the holder's lease ended (ms waited)");
     });
@@ -72,7 +84,10 @@ export function waitingCases({ test, describe }: CaseRegistrar): void {
       const next = p.acquire({ key, owner: 'patient', ttl: 30_000, wait: true, waitTimeout: 10_000 });
       await sleep(100);
       await p.release(key, 'holder');
-      granted(await next, 'a waiter behind one that timed out was never granted: the timed-out waiter stayed in the queue');
+      granted(
+        await next,
+        'a waiter behind one that timed out was never granted: the timed-out waiter stayed in the queue',
+      );
       check(!(await p.extend(key, 'impatient', 1_000)), 'a waiter that timed out holds the key');
     });
 
@@ -85,13 +100,23 @@ export function waitingCases({ test, describe }: CaseRegistrar): void {
       for (let i = 0; i < 32; i++) {
         const k = `${key}:${i}`;
         const ac = new AbortController();
-        granted(await q.acquire({ key: k, owner: 'holder', ttl: 30_000, wait: false }), 'acquire() of a free key answered null');
-        const waiting = p.acquire({ key: k, owner: 'waiter', ttl: 30_000, wait: true, ...(i % 2 ? { signal: ac.signal } : { waitTimeout: 30 }) });
+        granted(
+          await q.acquire({ key: k, owner: 'holder', ttl: 30_000, wait: false }),
+          'acquire() of a free key answered null',
+        );
+        const waiting = p.acquire({
+          key: k,
+          owner: 'waiter',
+          ttl: 30_000,
+          wait: true,
+          ...(i % 2 ? { signal: ac.signal } : { waitTimeout: 30 }),
+        });
         if (i % 2) setTimeout(() => ac.abort(), 30);
         refused(await waiting, i % 2 ? 'an aborted wait was granted' : 'a wait past its waitTimeout was granted');
         isTrue(await q.release(k, 'holder'), 'release() by the owner answered false');
         // Through the waiter's provider and through the other one, in turn.
-        if (!(await (i % 4 < 2 ? p : q).acquire({ key: k, owner: 'try', ttl: 30_000, wait: false }))) spurious.push(i % 2 ? `abort ${i}` : `timeout ${i}`);
+        if (!(await (i % 4 < 2 ? p : q).acquire({ key: k, owner: 'try', ttl: 30_000, wait: false })))
+          spurious.push(i % 2 ? `abort ${i}` : `timeout ${i}`);
       }
       checkEqual(spurious, [], 'a wait that had ended still blocked the key after the release (or took it)');
     });
@@ -99,7 +124,10 @@ export function waitingCases({ test, describe }: CaseRegistrar): void {
     test('waitTimeout 0 answers at once', async ({ p, key, take }) => {
       await take(key, 'holder');
       const started = Date.now();
-      refused(await p.acquire({ key, owner: 'w', ttl: 30_000, wait: true, waitTimeout: 0 }), 'a wait with waitTimeout 0 on a held key was granted');
+      refused(
+        await p.acquire({ key, owner: 'w', ttl: 30_000, wait: true, waitTimeout: 0 }),
+        'a wait with waitTimeout 0 on a held key was granted',
+      );
       below(Date.now() - started, 2_000, 'a wait with waitTimeout 0 did not answer at once (ms)');
     });
 
@@ -120,7 +148,10 @@ export function waitingCases({ test, describe }: CaseRegistrar): void {
       await take(key, 'holder');
       const ac = new AbortController();
       ac.abort();
-      refused(await p.acquire({ key, owner: 'w', ttl: 30_000, wait: true, signal: ac.signal }), 'a wait with an already aborted signal was granted');
+      refused(
+        await p.acquire({ key, owner: 'w', ttl: 30_000, wait: true, signal: ac.signal }),
+        'a wait with an already aborted signal was granted',
+      );
     });
 
     test('many concurrent waiters each get the key once, one at a time', async ({ p, key }) => {
@@ -137,14 +168,20 @@ export function waitingCases({ test, describe }: CaseRegistrar): void {
           maxInside = Math.max(maxInside, inside);
           await sleep(5);
           inside--;
-          isTrue(await p.release(key, owner), `release() by waiter ${owner}, which was granted the key, answered false`);
+          isTrue(
+            await p.release(key, owner),
+            `release() by waiter ${owner}, which was granted the key, answered false`,
+          );
         }),
       );
       checkEqual(entered, 12, 'not every concurrent waiter got the key');
       checkEqual(maxInside, 1, 'two concurrent waiters held the key at once');
     });
 
-    test("a release and another owner's wait sent at once (through coalesce where the store has it) act in that order", async ({ p, key }) => {
+    test("a release and another owner's wait sent at once (through coalesce where the store has it) act in that order", async ({
+      p,
+      key,
+    }) => {
       const a = token();
       const b = token();
       granted(await p.acquire({ key, owner: a, ttl: 10_000, wait: false }), 'acquire() of a free key answered null');
@@ -157,7 +194,10 @@ export function waitingCases({ test, describe }: CaseRegistrar): void {
       check(ranInside, 'coalesce(send) did not run send at once');
       isTrue(await released, 'release() by the owner answered false');
       granted(await granting, 'a wait sent right after a release (one coalesced write) was not granted');
-      isTrue(await p.extend(key, b, 10_000), 'the waiter granted after the release does not hold the key (extend() answered false)');
+      isTrue(
+        await p.extend(key, b, 10_000),
+        'the waiter granted after the release does not hold the key (extend() answered false)',
+      );
       isTrue(await p.release(key, b), 'release() by the owner answered false');
       if (p.coalesce) {
         checkEqual(

@@ -36,7 +36,10 @@ describe('scheduled tasks when Redis is down', () => {
   afterAll(() => redis.stop());
 
   test('default: the tick is skipped and logged at error once; failOpen: true runs it; both recover when Redis is back', async () => {
-    @Module({ imports: [LockModule.forRoot({ redis: redis.url, commandTimeout: 500 }), ScheduleModule.forRoot()], providers: [Jobs] })
+    @Module({
+      imports: [LockModule.forRoot({ redis: redis.url, commandTimeout: 500 }), ScheduleModule.forRoot()],
+      providers: [Jobs],
+    })
     class AppModule {}
     const logger = new RecordingLogger();
     const app = await NestFactory.createApplicationContext(AppModule, { logger });
@@ -62,7 +65,9 @@ describe('scheduled tasks when Redis is down', () => {
       expect(errors[0][1]).toContain('"fail-closed"');
       expect(errors[0][1]).toContain('skipped this tick');
       expect(errors[0][1]).not.toMatch(/redis:\/\//);
-      expect(logger.entries.some(([level, m]) => level === 'warn' && m.includes('"fail-open"') && m.includes('failOpen'))).toBe(true);
+      expect(
+        logger.entries.some(([level, m]) => level === 'warn' && m.includes('"fail-open"') && m.includes('failOpen')),
+      ).toBe(true);
 
       await redis.launch();
       jobs.runs = [];

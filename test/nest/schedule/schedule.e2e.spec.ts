@@ -19,9 +19,13 @@ interface Worker {
 }
 
 function startWorker(args: Record<string, unknown>): Worker {
-  const child = spawn(process.execPath, [compiledScript(new URL('./fixtures/schedule-worker.js', import.meta.url)), JSON.stringify(args)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [compiledScript(new URL('./fixtures/schedule-worker.js', import.meta.url)), JSON.stringify(args)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const lines: string[] = [];
   let markReady: () => void;
   const ready = new Promise<void>((r) => (markReady = r));
@@ -33,7 +37,10 @@ function startWorker(args: Record<string, unknown>): Worker {
   return { child, lines, ready, exited };
 }
 
-async function runWorkers(count: number, args: (i: number) => Record<string, unknown>): Promise<{ ticks: string[]; errors: string[] }> {
+async function runWorkers(
+  count: number,
+  args: (i: number) => Record<string, unknown>,
+): Promise<{ ticks: string[]; errors: string[] }> {
   const runId = `sched-test:${randomBytes(6).toString('hex')}`;
   const workers = Array.from({ length: count }, (_, i) => startWorker({ url: REDIS_URL, runId, ...args(i) }));
   try {
@@ -64,17 +71,20 @@ function runsPerTick(ticks: string[]): Map<number, number> {
 }
 
 describe('@Locked scheduled tasks on 3 processes (Redis)', () => {
-  test.each(['cron-above', 'cron-below'])('%s: every @Cron tick runs exactly once across processes, and no process logs an error', async (mode) => {
-    const { ticks, errors } = await runWorkers(3, () => ({ mode, runMs: 6_000 }));
-    expect(errors).toEqual([]);
-    const counts = runsPerTick(ticks);
-    expect(counts.size).toBeGreaterThanOrEqual(4);
-    for (const [tick, n] of counts) expect([tick, n]).toEqual([tick, 1]);
-    const pids = new Set(ticks.map((t) => t.split('|')[1]));
-    expect(pids.size).toBeGreaterThanOrEqual(1);
-    const tokens = ticks.map((t) => Number(t.split('|')[2]));
-    for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
-  });
+  test.each(['cron-above', 'cron-below'])(
+    '%s: every @Cron tick runs exactly once across processes, and no process logs an error',
+    async (mode) => {
+      const { ticks, errors } = await runWorkers(3, () => ({ mode, runMs: 6_000 }));
+      expect(errors).toEqual([]);
+      const counts = runsPerTick(ticks);
+      expect(counts.size).toBeGreaterThanOrEqual(4);
+      for (const [tick, n] of counts) expect([tick, n]).toEqual([tick, 1]);
+      const pids = new Set(ticks.map((t) => t.split('|')[1]));
+      expect(pids.size).toBeGreaterThanOrEqual(1);
+      const tokens = ticks.map((t) => Number(t.split('|')[2]));
+      for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
+    },
+  );
 
   test('@Interval: runs never overlap across processes and happen about once per period', async () => {
     const { ticks, errors } = await runWorkers(3, () => ({ mode: 'interval', runMs: 6_000 }));
@@ -88,7 +98,12 @@ describe('@Locked scheduled tasks on 3 processes (Redis)', () => {
 
   test('holdAtLeast: replicas whose ticks fire up to 300 ms apart run each tick once with it, and more than once without it', async () => {
     const offsets = [0, 150, 300];
-    const withHold = await runWorkers(3, (i) => ({ mode: 'skew', runMs: 5_000, offsetMs: offsets[i], holdAtLeast: 800 }));
+    const withHold = await runWorkers(3, (i) => ({
+      mode: 'skew',
+      runMs: 5_000,
+      offsetMs: offsets[i],
+      holdAtLeast: 800,
+    }));
     expect(withHold.errors).toEqual([]);
     const once = runsPerTick(withHold.ticks);
     expect(once.size).toBeGreaterThanOrEqual(3);

@@ -5,7 +5,8 @@ const { InMemoryLockProvider } = require('nest-lock');
 const { describeLockProviderConformance } = require('nest-lock/testing');
 
 const pausedHolder = {
-  spawn: (argument) => spawn(process.execPath, [`${__dirname}/paused-holder.mjs`, argument], { stdio: ['pipe', 'pipe', 'inherit'] }),
+  spawn: (argument) =>
+    spawn(process.execPath, [`${__dirname}/paused-holder.mjs`, argument], { stdio: ['pipe', 'pipe', 'inherit'] }),
   sharesStore: false,
 };
 describeLockProviderConformance(

@@ -6,5 +6,13 @@ import { InMemoryLockProvider } from 'nest-lock';
 import { describeLockProviderConformance } from 'nest-lock/testing';
 
 const script = fileURLToPath(new URL('./paused-holder.mjs', import.meta.url));
-const pausedHolder = { spawn: (argument) => spawn(process.execPath, [script, argument], { stdio: ['pipe', 'pipe', 'inherit'] }), sharesStore: false };
-describeLockProviderConformance('InMemoryLockProvider', () => ({ provider: new InMemoryLockProvider() }), { describe, it, before, after }, { pausedHolder });
+const pausedHolder = {
+  spawn: (argument) => spawn(process.execPath, [script, argument], { stdio: ['pipe', 'pipe', 'inherit'] }),
+  sharesStore: false,
+};
+describeLockProviderConformance(
+  'InMemoryLockProvider',
+  () => ({ provider: new InMemoryLockProvider() }),
+  { describe, it, before, after },
+  { pausedHolder },
+);

@@ -10,7 +10,11 @@ import { expectFreedByLease } from '../../support/freed-by-lease.js';
 import { startWorkerProcess, type Worker } from '../../support/worker-process.js';
 
 const startWorker = (mode: string, table: string, env: Record<string, string> = {}): Worker =>
-  startWorkerProcess(compiledScript(new URL('./fixtures/mysql-worker.js', import.meta.url)), mode, { MYSQL_URL, MYSQL_TABLE: table, ...env });
+  startWorkerProcess(compiledScript(new URL('./fixtures/mysql-worker.js', import.meta.url)), mode, {
+    MYSQL_URL,
+    MYSQL_TABLE: table,
+    ...env,
+  });
 
 describe('MySQL provider across processes', () => {
   const table = uniqueMysqlTable('mp');
@@ -30,7 +34,8 @@ describe('MySQL provider across processes', () => {
 
   test('mutual exclusion: 4 processes × 2 callers × 40 sections on one lock: exact counter, no overlap, fencing tokens increase in entry order', async () => {
     const perWorker = 40;
-    for (let i = 0; i < 4; i++) workers.push(startWorker('mutex', table, { SECTIONS: String(perWorker), CONCURRENCY: '2' }));
+    for (let i = 0; i < 4; i++)
+      workers.push(startWorker('mutex', table, { SECTIONS: String(perWorker), CONCURRENCY: '2' }));
     await Promise.all(workers.map((w) => w.ready(30_000)));
     for (const w of workers) w.child.send('go');
     const codes = await Promise.all(workers.map((w) => w.exited));
@@ -38,7 +43,10 @@ describe('MySQL provider across processes', () => {
 
     type Section = { token: number; enter: number; exit: number; pid: number };
     const sections: Section[] = workers.flatMap((w) => {
-      const { pid, sections: own } = JSON.parse(w.stdout().trim().split('\n').pop()!) as { pid: number; sections: Section[] };
+      const { pid, sections: own } = JSON.parse(w.stdout().trim().split('\n').pop()!) as {
+        pid: number;
+        sections: Section[];
+      };
       return own.map((s) => ({ ...s, pid }));
     });
     expect(sections).toHaveLength(4 * perWorker);

@@ -16,17 +16,22 @@ afterAll(() => dropMysqlLockTables(table));
 
 const tablesNamed = async (name: string): Promise<string[]> =>
   (
-    await mysqlQuery<Array<{ t: string }>>('SELECT table_name AS t FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?', [
-      `${name}%`,
-    ])
+    await mysqlQuery<Array<{ t: string }>>(
+      'SELECT table_name AS t FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?',
+      [`${name}%`],
+    )
   )
     .map((r) => r.t)
     .sort();
 
 describeUnreachableStore(
   'MysqlLockProvider',
-  (port, commandTimeout) => new MysqlLockProvider({ connection: `mysql://root@127.0.0.1:${port}/test`, tableName: table, commandTimeout }),
-  { closed: /MySQL at 127\.0\.0\.1:\d+ refused the connection \(ECONNREFUSED\)/, silent: /MySQL at 127\.0\.0\.1:\d+ did not answer within 1000 ms/ },
+  (port, commandTimeout) =>
+    new MysqlLockProvider({ connection: `mysql://root@127.0.0.1:${port}/test`, tableName: table, commandTimeout }),
+  {
+    closed: /MySQL at 127\.0\.0\.1:\d+ refused the connection \(ECONNREFUSED\)/,
+    silent: /MySQL at 127\.0\.0\.1:\d+ did not answer within 1000 ms/,
+  },
 );
 
 describe('MysqlLockProvider against a live database', () => {
@@ -37,7 +42,9 @@ describe('MysqlLockProvider against a live database', () => {
       ids.add(c.threadId);
       c.on('error', () => undefined);
     });
-    const manager = new LockManager({ provider: new MysqlLockProvider({ connection: pool, tableName: table, commandTimeout: 1_000 }) });
+    const manager = new LockManager({
+      provider: new MysqlLockProvider({ connection: pool, tableName: table, commandTimeout: 1_000 }),
+    });
     const lock = await manager.acquire('killed', { ttl: 1_500 });
     for (let i = 0; i < 3; i++) {
       await sleep(600);
@@ -57,13 +64,20 @@ describe('MysqlLockProvider against a live database', () => {
 
   test('replicas starting at once on an empty database: the tables are created once, every replica locks', async () => {
     const fresh = uniqueMysqlTable('boot');
-    const replicas = Array.from({ length: 6 }, () => new MysqlLockProvider({ connection: MYSQL_URL, tableName: fresh }));
+    const replicas = Array.from(
+      { length: 6 },
+      () => new MysqlLockProvider({ connection: MYSQL_URL, tableName: fresh }),
+    );
     try {
-      const grants = await Promise.all(replicas.map((p, i) => p.acquire({ key: `lock:${i}`, owner: `o${i}`, ttl: 5_000, wait: false })));
+      const grants = await Promise.all(
+        replicas.map((p, i) => p.acquire({ key: `lock:${i}`, owner: `o${i}`, ttl: 5_000, wait: false })),
+      );
       expect(grants.every((g) => g !== null)).toBe(true);
       expect(await tablesNamed(fresh)).toEqual([fresh, `${fresh}_waiters`]);
       // One lock, one holder, whichever replica asks.
-      const same = await Promise.all(replicas.map((p, i) => p.acquire({ key: 'lock:one', owner: `x${i}`, ttl: 5_000, wait: false })));
+      const same = await Promise.all(
+        replicas.map((p, i) => p.acquire({ key: 'lock:one', owner: `x${i}`, ttl: 5_000, wait: false })),
+      );
       expect(same.filter((g) => g !== null)).toHaveLength(1);
     } finally {
       await Promise.all(replicas.map((p) => p.close()));
@@ -108,7 +122,9 @@ describe('MysqlLockProvider against a live database', () => {
         `UPDATE \`${fresh}\` SET expires_at = IF(name = 'lock:old', expires_at - INTERVAL 2 HOUR, expires_at), fencing_token = fencing_token - 7200000000 WHERE name IN ('lock:old', 'lock:held')`,
       );
       expect(await p.prune(3_600_000)).toBe(1);
-      const names = await mysqlQuery<Array<{ n: string }>>(`SELECT CAST(name AS CHAR) AS n FROM \`${fresh}\` ORDER BY name`);
+      const names = await mysqlQuery<Array<{ n: string }>>(
+        `SELECT CAST(name AS CHAR) AS n FROM \`${fresh}\` ORDER BY name`,
+      );
       expect(names.map((r) => r.n)).toEqual(['lock:held', 'lock:recent']);
       const again = await p.acquire({ key: 'lock:old', owner: 'b', ttl: 1_000, wait: false });
       expect(again!.fencingToken).toBeGreaterThan(old!.fencingToken);
@@ -144,7 +160,10 @@ describe('MysqlLockProvider against a live database', () => {
       const ac = new AbortController();
       const waiting = p.acquire({ key, owner: 'waiter', ttl: 30_000, wait: true, signal: ac.signal });
       ac.abort(); // its first statements are in flight: the abort event comes before the waiter listens for it
-      const outcome = await Promise.race([waiting, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000))]);
+      const outcome = await Promise.race([
+        waiting,
+        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000)),
+      ]);
       expect(outcome).toBeNull();
       expect(await p.release(key, 'holder')).toBe(true);
       expect(await p.acquire({ key, owner: 'try', ttl: 1_000, wait: false })).not.toBeNull();
@@ -158,8 +177,13 @@ describe('MysqlLockProvider against a live database', () => {
     const p = new MysqlLockProvider({ connection: MYSQL_URL, tableName: table });
     const keys = ['lock:many-z', 'lock:many-ä', 'lock:many-a'];
     try {
-      for (const key of keys) expect(await p.acquire({ key, owner: `o-${key}`, ttl: 1_000, wait: false })).not.toBeNull();
-      expect(await p.extendMany(keys.map((key) => ({ key, owner: `o-${key}`, ttl: 60_000 })))).toEqual([true, true, true]);
+      for (const key of keys)
+        expect(await p.acquire({ key, owner: `o-${key}`, ttl: 1_000, wait: false })).not.toBeNull();
+      expect(await p.extendMany(keys.map((key) => ({ key, owner: `o-${key}`, ttl: 60_000 })))).toEqual([
+        true,
+        true,
+        true,
+      ]);
       for (const key of keys) expect((await p.holder(key))?.remainingMs).toBeGreaterThan(30_000);
     } finally {
       await p.close();
@@ -187,13 +211,25 @@ describe('MysqlLockProvider against a live database', () => {
 
 describe('MySQL options that can never work fail before any connection, with what to pass', () => {
   test.each([
-    [{ mysql: 'postgres://root@127.0.0.1/test' }, /the mysql URL has the scheme "postgres:" \(host 127\.0\.0\.1\); use mysql:\/\//],
-    [{ mysql: 'mysql://root@127.0.0.1:99999/test' }, /the mysql URL's port "99999" \(host 127\.0\.0\.1\) is not a port number/],
+    [
+      { mysql: 'postgres://root@127.0.0.1/test' },
+      /the mysql URL has the scheme "postgres:" \(host 127\.0\.0\.1\); use mysql:\/\//,
+    ],
+    [
+      { mysql: 'mysql://root@127.0.0.1:99999/test' },
+      /the mysql URL's port "99999" \(host 127\.0\.0\.1\) is not a port number/,
+    ],
     [{ mysql: { host: '127.0.0.1', port: 0 } }, /mysql\.port must be a port number from 1 to 65535/],
     [{ mysql: 42 }, /mysql must be a mysql:\/\/ URL, mysql2 pool options \(an object\) or a mysql2 Pool/],
     [{ mysql: { getConnection: () => undefined, query: () => undefined } }, /a pool without execute\(\).*use mysql2/],
-    [{ mysql: { connection: MYSQL_URL, tableName: 'bad-name' } }, /tableName must be an identifier or database\.identifier/],
-    [{ mysql: MYSQL_URL, postgres: 'postgres://127.0.0.1/test' }, /give only one of provider, redis, postgres, mysql; got postgres and mysql/],
+    [
+      { mysql: { connection: MYSQL_URL, tableName: 'bad-name' } },
+      /tableName must be an identifier or database\.identifier/,
+    ],
+    [
+      { mysql: MYSQL_URL, postgres: 'postgres://127.0.0.1/test' },
+      /give only one of provider, redis, postgres, mysql; got postgres and mysql/,
+    ],
   ])('%j', async (options, message) => {
     const err = await Promise.resolve(createLockProvider(options as never)).then(
       () => new Error('built'),
@@ -206,7 +242,11 @@ describe('MySQL options that can never work fail before any connection, with wha
   test('new MysqlLockProvider() checks its options too', () => {
     expect(() => new MysqlLockProvider(undefined as never)).toThrow(/MysqlLockProvider: options must be an object/);
     expect(() => new MysqlLockProvider({ connection: MYSQL_URL, commandTimeout: -1 })).toThrow(LockOptionsError);
-    expect(() => new MysqlLockProvider({ connection: MYSQL_URL, createTable: 'yes' as never })).toThrow(/createTable must be true or false/);
-    expect(() => new MysqlLockProvider({ connection: MYSQL_URL, tableName: `t${'x'.repeat(60)}` })).toThrow(/the table part at most 56/);
+    expect(() => new MysqlLockProvider({ connection: MYSQL_URL, createTable: 'yes' as never })).toThrow(
+      /createTable must be true or false/,
+    );
+    expect(() => new MysqlLockProvider({ connection: MYSQL_URL, tableName: `t${'x'.repeat(60)}` })).toThrow(
+      /the table part at most 56/,
+    );
   });
 });

@@ -55,7 +55,9 @@ async function logDeletes(table: string, sleepS: number): Promise<void> {
       END IF;
       RETURN NULL;
     END $$`);
-  await sql(`CREATE TRIGGER logged AFTER DELETE ON "${table}" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION "${table}_logged"()`);
+  await sql(
+    `CREATE TRIGGER logged AFTER DELETE ON "${table}" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION "${table}_logged"()`,
+  );
 }
 
 async function dropAll(table: string): Promise<void> {
@@ -81,7 +83,9 @@ describe('a provider with background pruning', () => {
     await insertOld(table, 'old:', 2_500); // more than one background batch
     // A held lock, a shared hold and a semaphore permit, a released lock of a moment ago.
     expect(await provider.acquire({ key: 'held', owner: 'a', ttl: 60_000, wait: false })).not.toBeNull();
-    expect(await provider.acquire({ key: 'shared', owner: 'r', ttl: 60_000, wait: false, mode: 'shared' })).not.toBeNull();
+    expect(
+      await provider.acquire({ key: 'shared', owner: 'r', ttl: 60_000, wait: false, mode: 'shared' }),
+    ).not.toBeNull();
     expect(await provider.acquire({ key: 'permits', owner: 'p', ttl: 60_000, wait: false, limit: 3 })).not.toBeNull();
     await provider.acquire({ key: 'recent', owner: 'a', ttl: 60_000, wait: false });
     await provider.release('recent', 'a');
@@ -95,7 +99,9 @@ describe('a provider with background pruning', () => {
       `UPDATE "${table}" SET holders = jsonb_build_array(jsonb_build_object('o', 'g', 't', fencing_token, 'e', extract(epoch FROM clock_timestamp()) * 1000 + 600000, 's', 0, 'm', 'shared')) WHERE name = 'aged-group1'`,
     );
     await insertOld(table, 'aged-awaited', 1);
-    await sql(`INSERT INTO "${table}_waiters" (name, owner, expires_at) VALUES ('aged-awaited1', 'x', clock_timestamp() + interval '10 minutes')`);
+    await sql(
+      `INSERT INTO "${table}_waiters" (name, owner, expires_at) VALUES ('aged-awaited1', 'x', clock_timestamp() + interval '10 minutes')`,
+    );
 
     await eventually(async () => (await countRows(table, 'old:')) === 0);
 
@@ -127,7 +133,9 @@ describe('two instances on one table', () => {
 
     await eventually(async () => (await countRows(table, 'old:')) === 0);
 
-    const log = await sql<{ pid: number; started: Date; ended: Date; n: number }>(`SELECT * FROM "${table}_log" ORDER BY started`);
+    const log = await sql<{ pid: number; started: Date; ended: Date; n: number }>(
+      `SELECT * FROM "${table}_log" ORDER BY started`,
+    );
     expect(log.reduce((sum, row) => sum + row.n, 0)).toBe(8_000);
     for (let i = 1; i < log.length; i++) {
       // Each batch's window (inside its transaction, after its deletes) ends before the next one starts.
@@ -188,9 +196,10 @@ describe('close()', () => {
     await eventually(
       async () =>
         (
-          await sql(`SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND state = 'active' AND position($1 IN query) > 0`, [
-            `nest-lock prune ${table}`,
-          ])
+          await sql(
+            `SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND state = 'active' AND position($1 IN query) > 0`,
+            [`nest-lock prune ${table}`],
+          )
         ).length > 0,
     );
     await provider.close();
@@ -213,7 +222,9 @@ describe('a failing run', () => {
   test('is logged as one warning (at most once an hour), never thrown into the app; locks go on', async () => {
     await createTables(table);
     await insertOld(table, 'old:', 10);
-    await sql(`CREATE FUNCTION "${table}_failing"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no deletes here'; END $$`);
+    await sql(
+      `CREATE FUNCTION "${table}_failing"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no deletes here'; END $$`,
+    );
     await sql(`CREATE TRIGGER failing BEFORE DELETE ON "${table}" FOR EACH ROW EXECUTE FUNCTION "${table}_failing"()`);
     await provider.ping();
     await eventually(async () => logger.lines('warn', table).length > 0);
@@ -229,7 +240,12 @@ describe('a failing run', () => {
 
 describe('tables that migrations own (createTable: false)', () => {
   const table = uniqueTable('prunemig');
-  const options: PostgresLockProviderOptions = { connection: POSTGRES_URL, tableName: table, createTable: false, ...FAST };
+  const options: PostgresLockProviderOptions = {
+    connection: POSTGRES_URL,
+    tableName: table,
+    createTable: false,
+    ...FAST,
+  };
   const provider = new PostgresLockProvider(options);
   afterAll(async () => {
     await provider.close();

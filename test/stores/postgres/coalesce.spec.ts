@@ -60,7 +60,15 @@ test('a release and the next waiter of the process, coalesced, run in that order
 
   const held = await mine.acquire({ key: 'c1', owner: 'holder', ttl: 30_000, wait: false, fences: 16 });
   expect(held).not.toBeNull();
-  const theirs = other.acquire({ key: 'c1', owner: 'theirs', ttl: 30_000, wait: true, waitTimeout: 10_000, fences: 16, renews: true });
+  const theirs = other.acquire({
+    key: 'c1',
+    owner: 'theirs',
+    ttl: 30_000,
+    wait: true,
+    waitTimeout: 10_000,
+    fences: 16,
+    renews: true,
+  });
   await sleep(300);
 
   checkouts = 0;
@@ -69,7 +77,15 @@ test('a release and the next waiter of the process, coalesced, run in that order
   let next!: Promise<unknown>;
   const sent = mine.coalesce(() => {
     released = mine.release('c1', 'holder');
-    next = mine.acquire({ key: 'c1', owner: 'next', ttl: 30_000, wait: true, waitTimeout: 10_000, fences: 16, renews: true });
+    next = mine.acquire({
+      key: 'c1',
+      owner: 'next',
+      ttl: 30_000,
+      wait: true,
+      waitTimeout: 10_000,
+      fences: 16,
+      renews: true,
+    });
     return 'sent';
   });
   expect(sent).toBe('sent');

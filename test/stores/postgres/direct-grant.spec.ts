@@ -9,7 +9,9 @@ const table = uniqueTable('direct');
 /** The statements a provider runs (by their text's first words), counted through its database. */
 function countStatements(provider: PostgresLockProvider): string[] {
   const seen: string[] = [];
-  const database = (provider as unknown as { database: { query: (text: string, values?: unknown[]) => Promise<QueryResultRow[]> } }).database;
+  const database = (
+    provider as unknown as { database: { query: (text: string, values?: unknown[]) => Promise<QueryResultRow[]> } }
+  ).database;
   const query = database.query.bind(database);
   database.query = (text, values) => {
     seen.push(text.includes('INSERT INTO') && text.includes('ahead AS') ? 'acquire' : text.slice(0, 30));
@@ -25,7 +27,15 @@ describe('PostgresLockProvider: direct grant by release', () => {
     const held = await a.acquire({ key: 'd1', owner: 'h', ttl: 30_000, wait: false, fences: 16 });
     expect(held).not.toBeNull();
     const statements = countStatements(b);
-    const waiting = b.acquire({ key: 'd1', owner: 'w', ttl: 30_000, wait: true, waitTimeout: 10_000, fences: 16, renews: true });
+    const waiting = b.acquire({
+      key: 'd1',
+      owner: 'w',
+      ttl: 30_000,
+      wait: true,
+      waitTimeout: 10_000,
+      fences: 16,
+      renews: true,
+    });
     await sleep(300);
     expect(statements.filter((s) => s === 'acquire').length).toBeGreaterThanOrEqual(1); // its queueing statement (and a look again: a cold instance's first wait)
     statements.splice(0);
@@ -33,7 +43,9 @@ describe('PostgresLockProvider: direct grant by release', () => {
     expect(await a.release('d1', 'h')).toBe(true);
     const grant = await waiting;
     const answeredAt = performance.now();
-    expect(grant).toEqual(expect.objectContaining({ fencingToken: held!.fencingToken + 16, fences: 16, queued: true, leaseMs: 5_000 }));
+    expect(grant).toEqual(
+      expect.objectContaining({ fencingToken: held!.fencingToken + 16, fences: 16, queued: true, leaseMs: 5_000 }),
+    );
     // The lease started at the release, which the waiter bounds from below on its own clock.
     expect(grant!.leaseStartedAt).toBeLessThanOrEqual(answeredAt);
     expect(grant!.leaseStartedAt).toBeGreaterThan(releasedAt - 1_000);
@@ -66,7 +78,9 @@ describe('PostgresLockProvider: direct grant by release', () => {
   test('a waiter whose process died after taking its ticket holds the line only for the short lease a release gives it', async () => {
     expect(await a.acquire({ key: 'd2', owner: 'h', ttl: 30_000, wait: false })).not.toBeNull();
     // What a waiter of a newer instance leaves behind when its process dies: a live ticket that asks for a direct grant of 800 ms.
-    await sql(`INSERT INTO "${table}_waiters" (name, owner, expires_at, grant_ms, fences) VALUES ('d2', 'dead', clock_timestamp() + interval '5 s', 800, 1)`);
+    await sql(
+      `INSERT INTO "${table}_waiters" (name, owner, expires_at, grant_ms, fences) VALUES ('d2', 'dead', clock_timestamp() + interval '5 s', 800, 1)`,
+    );
     const waiting = b.acquire({ key: 'd2', owner: 'alive', ttl: 30_000, wait: true, waitTimeout: 10_000 });
     await sleep(200);
     const releasedAt = Date.now();
@@ -81,7 +95,9 @@ describe('PostgresLockProvider: direct grant by release', () => {
 
   test('a lapsed queue entry is skipped: the release grants the next live waiter', async () => {
     expect(await a.acquire({ key: 'd3', owner: 'h', ttl: 30_000, wait: false })).not.toBeNull();
-    await sql(`INSERT INTO "${table}_waiters" (name, owner, expires_at, grant_ms, fences) VALUES ('d3', 'dead', clock_timestamp() - interval '1 s', 5000, 1)`);
+    await sql(
+      `INSERT INTO "${table}_waiters" (name, owner, expires_at, grant_ms, fences) VALUES ('d3', 'dead', clock_timestamp() - interval '1 s', 5000, 1)`,
+    );
     const waiting = b.acquire({ key: 'd3', owner: 'alive', ttl: 30_000, wait: true, waitTimeout: 10_000 });
     await sleep(200);
     const releasedAt = Date.now();

@@ -87,7 +87,11 @@ describe('a PostgreSQL that cannot work is named at boot and in every LockStoreE
 
   test("verifyOnBoot: 'fail' stops the boot with the cause", async () => {
     const port = await freePort();
-    const failed = await bootLockApp({ postgres: `postgres://postgres@127.0.0.1:${port}/test`, commandTimeout: 1_000, verifyOnBoot: 'fail' }).then(
+    const failed = await bootLockApp({
+      postgres: `postgres://postgres@127.0.0.1:${port}/test`,
+      commandTimeout: 1_000,
+      verifyOnBoot: 'fail',
+    }).then(
       () => undefined,
       (err: unknown) => err,
     );

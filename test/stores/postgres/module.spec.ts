@@ -3,7 +3,14 @@ import 'reflect-metadata';
 import { Module, type DynamicModule } from '@nestjs/common';
 import pg from 'pg';
 import { NestFactory } from '@nestjs/core';
-import { DEFAULT_COMMAND_TIMEOUT, LockModule, LockOptionsError, LockProvider, LockService, LockStoreError } from '../../../lib/index.js';
+import {
+  DEFAULT_COMMAND_TIMEOUT,
+  LockModule,
+  LockOptionsError,
+  LockProvider,
+  LockService,
+  LockStoreError,
+} from '../../../lib/index.js';
 import { PostgresLockProvider } from '../../../lib/stores/postgres/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from '../../support/pg-test-env.js';
 
@@ -35,7 +42,10 @@ describe('LockModule with PostgreSQL', () => {
   test('forRootAsync({ useFactory }) takes full provider options and the module-level commandTimeout', async () => {
     const app = await boot(
       LockModule.forRootAsync({
-        useFactory: () => ({ postgres: { connection: { connectionString: POSTGRES_URL }, tableName: table }, commandTimeout: 1_234 }),
+        useFactory: () => ({
+          postgres: { connection: { connectionString: POSTGRES_URL }, tableName: table },
+          commandTimeout: 1_234,
+        }),
       }),
     );
     const provider = app.get(LockProvider) as PostgresLockProvider;
@@ -54,11 +64,17 @@ describe('LockModule with PostgreSQL', () => {
     }
     expect(() => new PostgresLockProvider({ connection: POSTGRES_URL, commandTimeout: 0 })).toThrow(LockOptionsError);
     const p = new PostgresLockProvider({ connection: POSTGRES_URL });
-    await expect(p.acquire({ key: 'k'.repeat(2_001), owner: 'a', ttl: 1_000, wait: false })).rejects.toThrow(LockOptionsError);
+    await expect(p.acquire({ key: 'k'.repeat(2_001), owner: 'a', ttl: 1_000, wait: false })).rejects.toThrow(
+      LockOptionsError,
+    );
     await p.close();
     expect(() => new PostgresLockProvider({ connection: 42 as never })).toThrow(LockOptionsError);
-    expect(() => new PostgresLockProvider({ connection: POSTGRES_URL, prepareStatements: 'yes' as never })).toThrow(LockOptionsError);
-    expect(() => LockModule.forRoot({ postgres: POSTGRES_URL, provider: new PostgresLockProvider({ connection: POSTGRES_URL }) })).toThrow(LockOptionsError);
+    expect(() => new PostgresLockProvider({ connection: POSTGRES_URL, prepareStatements: 'yes' as never })).toThrow(
+      LockOptionsError,
+    );
+    expect(() =>
+      LockModule.forRoot({ postgres: POSTGRES_URL, provider: new PostgresLockProvider({ connection: POSTGRES_URL }) }),
+    ).toThrow(LockOptionsError);
   });
 
   test('createTable: false leaves the schema to migrations: schemaSql() creates it', async () => {
@@ -67,7 +83,10 @@ describe('LockModule with PostgreSQL', () => {
     try {
       await expect(p.acquire({ key: 'k', owner: 'a', ttl: 1_000, wait: false })).rejects.toThrow(/does not exist/);
       await sql(PostgresLockProvider.schemaSql(own));
-      expect(await p.acquire({ key: 'k', owner: 'a', ttl: 1_000, wait: false })).toEqual({ fencingToken: expect.any(Number), fences: 1 });
+      expect(await p.acquire({ key: 'k', owner: 'a', ttl: 1_000, wait: false })).toEqual({
+        fencingToken: expect.any(Number),
+        fences: 1,
+      });
     } finally {
       await p.close();
       await dropLockTables(own);
@@ -86,7 +105,9 @@ describe('LockModule with PostgreSQL', () => {
     try {
       const err = await strict.acquire({ key: 'k', owner: 'a', ttl: 1_000, wait: false }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(LockStoreError);
-      expect((err as Error).message).toMatch(/created by an older version and lacks a column: run PostgresLockProvider\.schemaSql\(\) again/);
+      expect((err as Error).message).toMatch(
+        /created by an older version and lacks a column: run PostgresLockProvider\.schemaSql\(\) again/,
+      );
       // createTable: true adds it, and keeps the rows it finds (the lock held before the upgrade stays held).
       expect(await upgrading.acquire({ key: 'k', owner: 'a', ttl: 30_000, wait: false })).not.toBeNull();
       expect(await upgrading.acquire({ key: 'held', owner: 'b', ttl: 1_000, wait: false })).toBeNull();

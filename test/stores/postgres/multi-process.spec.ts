@@ -27,7 +27,8 @@ describe('PostgreSQL provider across processes', () => {
 
   test('mutual exclusion: 4 processes × 2 callers × 75 sections, exact counter, no overlap, fencing tokens increase in entry order', async () => {
     const perWorker = 150;
-    for (let i = 0; i < 4; i++) workers.push(startWorker('mutex', table, { SECTIONS: String(perWorker), CONCURRENCY: '2' }));
+    for (let i = 0; i < 4; i++)
+      workers.push(startWorker('mutex', table, { SECTIONS: String(perWorker), CONCURRENCY: '2' }));
     await Promise.all(workers.map((w) => w.ready(20_000)));
     for (const w of workers) w.child.send('go');
     const codes = await Promise.all(workers.map((w) => w.exited));
@@ -35,7 +36,10 @@ describe('PostgreSQL provider across processes', () => {
 
     type Section = { token: number; enter: number; exit: number; pid: number };
     const sections: Section[] = workers.flatMap((w) => {
-      const { pid, sections: own } = JSON.parse(w.stdout().trim().split('\n').pop()!) as { pid: number; sections: Section[] };
+      const { pid, sections: own } = JSON.parse(w.stdout().trim().split('\n').pop()!) as {
+        pid: number;
+        sections: Section[];
+      };
       return own.map((s) => ({ ...s, pid }));
     });
     expect(sections).toHaveLength(4 * perWorker);

@@ -21,10 +21,22 @@ describe('PostgresLockProvider semaphores and shared locks', () => {
 
   test('a semaphore holder killed with SIGKILL gives its permit back after its lease, and not before; the other holder keeps its own', async () => {
     const ttl = 3_000;
-    const child = spawn(process.execPath, [compiledScript(new URL('./fixtures/pg-permit-holder.js', import.meta.url))], {
-      env: { ...process.env, NODE_OPTIONS: '', PG_URL: POSTGRES_URL, PG_TABLE: table, KEY: 'crash', LIMIT: '2', TTL: String(ttl) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [compiledScript(new URL('./fixtures/pg-permit-holder.js', import.meta.url))],
+      {
+        env: {
+          ...process.env,
+          NODE_OPTIONS: '',
+          PG_URL: POSTGRES_URL,
+          PG_TABLE: table,
+          KEY: 'crash',
+          LIMIT: '2',
+          TTL: String(ttl),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
       const held = await new Promise<string>((resolve, reject) => {
@@ -44,7 +56,14 @@ describe('PostgresLockProvider semaphores and shared locks', () => {
       const killedAt = Date.now();
       expect(await b.acquire({ key: 'crash', owner: 'probe', ttl: 1_000, wait: false, limit: 2 })).toBeNull();
       // Nobody releases: the wait ends when the child's own lease does.
-      const grant = await b.acquire({ key: 'crash', owner: 'heir', ttl: 60_000, wait: true, waitTimeout: 15_000, limit: 2 });
+      const grant = await b.acquire({
+        key: 'crash',
+        owner: 'heir',
+        ttl: 60_000,
+        wait: true,
+        waitTimeout: 15_000,
+        limit: 2,
+      });
       const waited = Date.now() - killedAt;
       expect(grant).not.toBeNull();
       expect(grant!.fencingToken).toBeGreaterThan(childToken);
@@ -70,7 +89,11 @@ describe('PostgresLockProvider semaphores and shared locks', () => {
     const waiters = (['w1', 'w2', 'w3', 'w4'] as const).map((owner, i) => ({ owner, provider: i % 2 === 0 ? a : b }));
     const waits: Array<Promise<unknown>> = [];
     for (const { owner, provider } of waiters) {
-      waits.push(provider.acquire({ key, owner, ttl, wait: true, waitTimeout: 25_000, limit: 2 }).then((g) => g && granted.push(owner)));
+      waits.push(
+        provider
+          .acquire({ key, owner, ttl, wait: true, waitTimeout: 25_000, limit: 2 })
+          .then((g) => g && granted.push(owner)),
+      );
       await sleep(150); // arrival order
     }
     const started = Date.now();
@@ -96,11 +119,17 @@ describe('PostgresLockProvider semaphores and shared locks', () => {
     const ttl = 60_000;
     expect(await a.acquire({ key, owner: 'r0', ttl, wait: false, mode: 'shared' })).not.toBeNull();
     const granted: string[] = [];
-    const writer = b.acquire({ key, owner: 'w', ttl, wait: true, waitTimeout: 25_000 }).then((g) => g && granted.push('w'));
+    const writer = b
+      .acquire({ key, owner: 'w', ttl, wait: true, waitTimeout: 25_000 })
+      .then((g) => g && granted.push('w'));
     await sleep(150);
     const readers = [
-      a.acquire({ key, owner: 'r1', ttl, wait: true, waitTimeout: 25_000, mode: 'shared' }).then((g) => g && granted.push('r1')),
-      b.acquire({ key, owner: 'r2', ttl, wait: true, waitTimeout: 25_000, mode: 'shared' }).then((g) => g && granted.push('r2')),
+      a
+        .acquire({ key, owner: 'r1', ttl, wait: true, waitTimeout: 25_000, mode: 'shared' })
+        .then((g) => g && granted.push('r1')),
+      b
+        .acquire({ key, owner: 'r2', ttl, wait: true, waitTimeout: 25_000, mode: 'shared' })
+        .then((g) => g && granted.push('r2')),
     ];
     await sleep(300);
     expect(granted).toEqual([]); // the readers queue behind the writer, though a reader holds
@@ -166,9 +195,20 @@ describe('PostgresLockProvider semaphores and shared locks', () => {
       // The lock held before the upgrade stays held, for every mode; its queued waiter is an exclusive one of limit 1.
       expect(await strict.acquire({ key: 'held', owner: 'b', ttl: 1_000, wait: false })).toBeNull();
       expect(await strict.acquire({ key: 'held', owner: 'b', ttl: 1_000, wait: false, mode: 'shared' })).toBeNull();
-      await expect(strict.acquire({ key: 'held', owner: 'b', ttl: 1_000, wait: false, limit: 2 })).rejects.toThrow(/limit 1/);
+      await expect(strict.acquire({ key: 'held', owner: 'b', ttl: 1_000, wait: false, limit: 2 })).rejects.toThrow(
+        /limit 1/,
+      );
       expect(await strict.inspect({ prefix: 'held', limit: 10 })).toEqual({
-        locks: [expect.objectContaining({ key: 'held', owner: 'someone', permits: 1, mode: 'exclusive', fencingToken: 7, waiters: 1 })],
+        locks: [
+          expect.objectContaining({
+            key: 'held',
+            owner: 'someone',
+            permits: 1,
+            mode: 'exclusive',
+            fencingToken: 7,
+            waiters: 1,
+          }),
+        ],
       });
       expect(await strict.acquire({ key: 'sem', owner: 'x1', ttl: 30_000, wait: false, limit: 2 })).not.toBeNull();
       expect(await strict.acquire({ key: 'sem', owner: 'x2', ttl: 30_000, wait: false, limit: 2 })).not.toBeNull();

@@ -46,7 +46,9 @@ test('docs/stores.md shows the schema SQL as the provider runs it', () => {
 });
 
 test('every statement file opens with its header, and its placeholders are filled for the quoted table', () => {
-  const files = readdirSync(join(repoRoot, 'lib', 'stores', 'postgres', 'statements')).filter((f) => f.endsWith('.sql'));
+  const files = readdirSync(join(repoRoot, 'lib', 'stores', 'postgres', 'statements')).filter((f) =>
+    f.endsWith('.sql'),
+  );
   expect(files.length).toBeGreaterThan(15);
   const values = { olderThanMs: '60000', batch: '10', timeoutMs: '1000', lockTimeoutMs: '200' };
   for (const file of files) {
@@ -66,7 +68,9 @@ test('the DDL creates both tables and the index, quoted, and runs again without 
     'SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 ORDER BY c.relname',
     [schema],
   );
-  expect(rows.map((r) => r.relname)).toEqual(expect.arrayContaining(['Select', 'Select_pkey', 'Select_waiters', 'Select_waiters_name_idx']));
+  expect(rows.map((r) => r.relname)).toEqual(
+    expect.arrayContaining(['Select', 'Select_pkey', 'Select_waiters', 'Select_waiters_name_idx']),
+  );
   expect(await run(pingSql(tables), [])).toEqual([]);
 });
 
@@ -94,11 +98,15 @@ test('every lock statement runs on the quoted table and answers the columns the 
   const listener = new pg.Client({ connectionString: POSTGRES_URL });
   await listener.connect();
   try {
-    const heard = new Promise<string | undefined>((resolve) => listener.on('notification', (msg) => resolve(msg.payload)));
+    const heard = new Promise<string | undefined>((resolve) =>
+      listener.on('notification', (msg) => resolve(msg.payload)),
+    );
     await listener.query(postgresSql('listen', tables));
     await listener.query(postgresSql('alive', tables));
     const released = await run(statements.release, ['k', 'o1', tables.raw]);
-    expect(released).toEqual([expect.objectContaining({ live: true, next: expect.stringMatching(new RegExp(`^${ticket},[0-9]+$`)) })]);
+    expect(released).toEqual([
+      expect.objectContaining({ live: true, next: expect.stringMatching(new RegExp(`^${ticket},[0-9]+$`)) }),
+    ]);
     expect(await heard).toMatch(new RegExp(`^${ticket},[0-9]+:k$`));
   } finally {
     await listener.end();
@@ -112,11 +120,15 @@ test('every lock statement runs on the quoted table and answers the columns the 
   expect(retried[0]).toMatchObject({ token: null, mine: turn[0].token });
   // A waiter that leaves: its entry goes (answered in `gone`), and the next of its name is notified.
   const other = await run(statements.acquire, ['k', 'o3', 10_000, null, 5_000, 1, null]);
-  expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toEqual([{ gone: [other[0].ticket], names: 1 }]);
+  expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toEqual([
+    { gone: [other[0].ticket], names: 1 },
+  ]);
   expect(await run(statements.dequeue, [[other[0].ticket], tables.raw])).toEqual([{ gone: null, names: 0 }]);
   expect(await run(statements.prune, [60_000, 10])).toEqual([{ n: 0 }]);
   // The background pruning's batch: one simple-protocol query, its settings in the text.
-  const batch = (await pool.query(postgresSql('prune-batch', tables, { olderThanMs: '60000', batch: '10', timeoutMs: '1000' }))) as unknown as pg.QueryResult[];
+  const batch = (await pool.query(
+    postgresSql('prune-batch', tables, { olderThanMs: '60000', batch: '10', timeoutMs: '1000' }),
+  )) as unknown as pg.QueryResult[];
   expect(batch[batch.length - 1].rows).toEqual([{ n: 0 }]);
 });
 
@@ -125,12 +137,19 @@ test('a release grants the key to the first live waiter in line that gave its le
   const base = Number(first[0].token);
   // A waiter whose process died (its queue entry lapsed) is skipped; the next one is granted.
   const dead = await run(statements.acquire, ['d', 'dead', 10_000, null, 5_000, 2, 3_000]);
-  await sql(`UPDATE ${tables.waiters} SET expires_at = clock_timestamp() - interval '1 second' WHERE ticket = $1`, [dead[0].ticket]);
+  await sql(`UPDATE ${tables.waiters} SET expires_at = clock_timestamp() - interval '1 second' WHERE ticket = $1`, [
+    dead[0].ticket,
+  ]);
   const next = await run(statements.acquire, ['d', 'next', 10_000, null, 5_000, 2, 3_000]);
   const last = await run(statements.acquire, ['d', 'last', 10_000, null, 5_000, 2, 3_000]);
   const released = await run(statements.release, ['d', 'h', tables.raw]);
   const [ticket, ms, token, at] = String(released[0].next).split(',');
-  expect({ live: released[0].live, ticket, ms, token: Number(token) }).toEqual({ live: true, ticket: next[0].ticket, ms: '3000', token: base + 4 });
+  expect({ live: released[0].live, ticket, ms, token: Number(token) }).toEqual({
+    live: true,
+    ticket: next[0].ticket,
+    ms: '3000',
+    token: base + 4,
+  });
   expect(Number(at)).toBeGreaterThan(Number(next[0].now_ms));
   const [row] = await sql<{ owner: string; left: number }>(
     `SELECT owner, extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS left FROM ${tables.locks} WHERE name = 'd'`,
@@ -146,12 +165,16 @@ test('a release grants the key to the first live waiter in line that gave its le
   // Not the holder: no grant, nothing changes.
   expect(await run(statements.release, ['d', 'last', tables.raw])).toEqual([]);
   // Its release grants the next with the next block of tokens.
-  expect(String((await run(statements.release, ['d', 'next', tables.raw]))[0].next)).toMatch(new RegExp(`^${last[0].ticket},3000,${base + 6},`));
+  expect(String((await run(statements.release, ['d', 'next', tables.raw]))[0].next)).toMatch(
+    new RegExp(`^${last[0].ticket},3000,${base + 6},`),
+  );
   // A waiter that asks itself (an older instance's entry, or a shared or semaphore waiter) is notified, not granted.
   const old = await run(statements.acquire, ['d', 'old', 10_000, null, 5_000, 1, null]);
   const freed = await run(statements.release, ['d', 'last', tables.raw]);
   expect(freed[0].next).toMatch(new RegExp(`^${old[0].ticket},[0-9]+$`));
-  expect((await sql<{ owner: string | null }>(`SELECT owner FROM ${tables.locks} WHERE name = 'd'`))[0].owner).toBeNull();
+  expect(
+    (await sql<{ owner: string | null }>(`SELECT owner FROM ${tables.locks} WHERE name = 'd'`))[0].owner,
+  ).toBeNull();
   await run(statements.dequeue, [[old[0].ticket, dead[0].ticket], tables.raw]);
 });
 
@@ -167,14 +190,18 @@ test('the statements of several holders run on the quoted table: shared holds an
   expect(writer[0]).toMatchObject({ token: null, conflict: null, ticket: expect.stringMatching(/^[0-9]+$/) });
   expect(writer[0].held_ms).toBeGreaterThan(0);
   // A semaphore of another limit on the name clashes with the queued writer's limit 1.
-  expect((await run(statements.acquirePermit, ['rw', 'x', 10_000, null, 5_000, 'exclusive', 3, channel]))[0]).toMatchObject({
+  expect(
+    (await run(statements.acquirePermit, ['rw', 'x', 10_000, null, 5_000, 'exclusive', 3, channel]))[0],
+  ).toMatchObject({
     token: null,
     ticket: null,
     conflict: 1,
   });
   expect(await run(statements.extendPermit, ['rw', 'r1', 5_000, channel])).toHaveLength(1);
   expect(await run(statements.extendPermit, ['rw', 'nobody', 5_000, channel])).toEqual([]);
-  expect(await run(statements.holder, ['rw'])).toEqual([expect.objectContaining({ owner: expect.stringMatching(/^r[12]$/) })]);
+  expect(await run(statements.holder, ['rw'])).toEqual([
+    expect.objectContaining({ owner: expect.stringMatching(/^r[12]$/) }),
+  ]);
   const page = await run(statements.inspect, ['rw', null, 10]);
   expect(page.map((r) => [r.owner, r.mode, r.permits, r.waiters])).toEqual([
     ['r1', 'shared', 1, 1],
@@ -189,13 +216,26 @@ test('the statements of several holders run on the quoted table: shared holds an
   expect(turn[0].token).toBe(Number(second[0].token) + 1);
   // Permits: two of limit 2, then full.
   for (const owner of ['p1', 'p2'])
-    expect((await run(statements.acquirePermit, ['sem', owner, 10_000, null, null, 'exclusive', 2, channel]))[0].token).not.toBeNull();
+    expect(
+      (await run(statements.acquirePermit, ['sem', owner, 10_000, null, null, 'exclusive', 2, channel]))[0].token,
+    ).not.toBeNull();
   const full = await run(statements.acquirePermit, ['sem', 'p3', 10_000, null, 5_000, 'exclusive', 2, channel]);
   expect(full[0]).toMatchObject({ token: null, conflict: null, ticket: expect.stringMatching(/^[0-9]+$/) });
   expect(await run(statements.releasePermit, ['sem', 'p1', channel])).toHaveLength(1);
-  const granted = await run(statements.acquirePermit, ['sem', 'p3', 10_000, full[0].ticket, null, 'exclusive', 2, channel]);
+  const granted = await run(statements.acquirePermit, [
+    'sem',
+    'p3',
+    10_000,
+    full[0].ticket,
+    null,
+    'exclusive',
+    2,
+    channel,
+  ]);
   expect(granted[0]).toMatchObject({ token: expect.any(Number), chained: 0 });
-  expect((await run(statements.acquirePermit, ['sem', 'p3', 10_000, full[0].ticket, null, 'exclusive', 2, channel]))[0]).toMatchObject({
+  expect(
+    (await run(statements.acquirePermit, ['sem', 'p3', 10_000, full[0].ticket, null, 'exclusive', 2, channel]))[0],
+  ).toMatchObject({
     token: null,
     mine: granted[0].token,
   });
@@ -204,7 +244,12 @@ test('the statements of several holders run on the quoted table: shared holds an
 test('extendMany extends, in one statement, each lock whose owner holds it, and answers the places of those it extended', async () => {
   await run(statements.acquire, ['m1', 'o1', 10_000, null, null, 1, null]);
   await run(statements.acquire, ['m2', 'o2', 10_000, null, null, 1, null]);
-  const rows = await run(statements.extendMany, [['m1', 'm2', 'm3', 'm2'], ['o1', 'o1', 'o1', 'o2'], [20_000, 20_000, 20_000, 20_000], tables.raw]);
+  const rows = await run(statements.extendMany, [
+    ['m1', 'm2', 'm3', 'm2'],
+    ['o1', 'o1', 'o1', 'o2'],
+    [20_000, 20_000, 20_000, 20_000],
+    tables.raw,
+  ]);
   expect(rows.map((r) => r.i).sort()).toEqual([1, 4]);
   const left = await run(statements.holder, ['m1']);
   expect(Number(left[0].ms)).toBeGreaterThan(15_000);
@@ -219,9 +264,13 @@ test('extendPermitMany extends, in one statement, the live holders entries of th
     ['pm1', 'b'],
     ['pm2', 'c'],
   ]) {
-    expect((await run(statements.acquirePermit, [name, owner, 10_000, null, null, 'exclusive', 3, channel]))[0].token).not.toBeNull();
+    expect(
+      (await run(statements.acquirePermit, [name, owner, 10_000, null, null, 'exclusive', 3, channel]))[0].token,
+    ).not.toBeNull();
   }
-  expect((await run(statements.acquirePermit, ['pm3', 'r', 200, null, null, 'shared', 1, channel]))[0].token).not.toBeNull();
+  expect(
+    (await run(statements.acquirePermit, ['pm3', 'r', 200, null, null, 'shared', 1, channel]))[0].token,
+  ).not.toBeNull();
   await sleep(400); // r's lease has ended
   const rows = await run(statements.extendPermitMany, [
     ['pm1', 'pm2', 'pm1', 'pm2', 'pm3'],

@@ -21,6 +21,7 @@ describe('PostgreSQL: semaphores, read/write locks and several names across proc
     fixture: new URL('./fixtures/primitives-worker.js', import.meta.url),
     args: { url: POSTGRES_URL, table },
     namespace: 'mpp:',
-    counter: async (key) => Number((await sql<{ n: string }>(`SELECT n FROM "${table}_ledger" WHERE key = $1`, [`mpp:${key}`]))[0]?.n ?? 0),
+    counter: async (key) =>
+      Number((await sql<{ n: string }>(`SELECT n FROM "${table}_ledger" WHERE key = $1`, [`mpp:${key}`]))[0]?.n ?? 0),
   });
 });

@@ -10,7 +10,8 @@ import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from '../../support/pg
 const table = uniqueTable('prune');
 const provider = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table });
 const take = (key: string, owner: string) => provider.acquire({ key, owner, ttl: 10_000, wait: false });
-const names = async (): Promise<string[]> => ((await sql(`SELECT name FROM "${table}" ORDER BY name`)) as Array<{ name: string }>).map((r) => r.name);
+const names = async (): Promise<string[]> =>
+  ((await sql(`SELECT name FROM "${table}" ORDER BY name`)) as Array<{ name: string }>).map((r) => r.name);
 
 afterAll(async () => {
   await provider.close();
@@ -48,7 +49,9 @@ test('prune deletes rows whose lease ended long ago, keeps the others, and the p
   await ageRows(`'old-released', 'old-abandoned', 'ahead'`);
   const oldToken = old!.fencingToken - 3 * 3600 * 1_000_000;
   // ...but one counter is ahead of the clock (set by hand, say): deleting its row would let tokens go down.
-  await sql(`UPDATE "${table}" SET fencing_token = (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + 3600000000 WHERE name = 'ahead'`);
+  await sql(
+    `UPDATE "${table}" SET fencing_token = (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + 3600000000 WHERE name = 'ahead'`,
+  );
 
   expect(await provider.prune()).toBe(2);
   expect(await names()).toEqual(expect.arrayContaining(['held', 'recent', 'ahead']));

@@ -6,5 +6,9 @@ import { startWorkerProcess, type Worker } from '../../support/worker-process.js
 export type { Worker };
 
 export function startWorker(mode: string, table: string, env: Record<string, string> = {}): Worker {
-  return startWorkerProcess(compiledScript(new URL('./fixtures/pg-worker.js', import.meta.url)), mode, { PG_URL: POSTGRES_URL, PG_TABLE: table, ...env });
+  return startWorkerProcess(compiledScript(new URL('./fixtures/pg-worker.js', import.meta.url)), mode, {
+    PG_URL: POSTGRES_URL,
+    PG_TABLE: table,
+    ...env,
+  });
 }

@@ -25,20 +25,33 @@ async function eventually<T>(fn: () => Promise<T>, tries = 5): Promise<T> {
 }
 
 const terminate = (app: string) =>
-  sql<{ n: number }>(`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1`, [app]);
-const backends = async (app: string) => (await sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1`, [app]))[0].n;
+  sql<{ n: number }>(
+    `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1`,
+    [app],
+  );
+const backends = async (app: string) =>
+  (await sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1`, [app]))[0].n;
 
 afterAll(() => dropLockTables(table));
 
 describeUnreachableStore(
   'PostgresLockProvider',
-  (port, commandTimeout) => new PostgresLockProvider({ connection: `postgres://postgres@127.0.0.1:${port}/test`, tableName: table, commandTimeout }),
+  (port, commandTimeout) =>
+    new PostgresLockProvider({
+      connection: `postgres://postgres@127.0.0.1:${port}/test`,
+      tableName: table,
+      commandTimeout,
+    }),
 );
 
 describe('PostgresLockProvider against a live database', () => {
   const providers: PostgresLockProvider[] = [];
   const make = (app: string, commandTimeout = 2_000) => {
-    const p = new PostgresLockProvider({ connection: { connectionString: POSTGRES_URL, application_name: app }, tableName: table, commandTimeout });
+    const p = new PostgresLockProvider({
+      connection: { connectionString: POSTGRES_URL, application_name: app },
+      tableName: table,
+      commandTimeout,
+    });
     providers.push(p);
     return p;
   };
@@ -60,7 +73,9 @@ describe('PostgresLockProvider against a live database', () => {
     } finally {
       await blocker.end();
     }
-    expect(await eventually(() => p.acquire({ key: 'lock:stuck', owner: 'c', ttl: 5_000, wait: false }))).not.toBeNull();
+    expect(
+      await eventually(() => p.acquire({ key: 'lock:stuck', owner: 'c', ttl: 5_000, wait: false })),
+    ).not.toBeNull();
   }, 20_000);
 
   test('dropped connections (pg_terminate_backend): a queued waiter is still woken by a release elsewhere, and locking works after', async () => {
@@ -81,13 +96,17 @@ describe('PostgresLockProvider against a live database', () => {
     if (process.env.DEBUG_PG_TEST) console.log('waiter after dropped connections:', grant);
     if (grant instanceof LockStoreError) {
       // Allowed by the contract; then the key must be free for a new attempt.
-      expect(await eventually(() => waiter.acquire({ key: 'lock:dropped', owner: 'w2', ttl: 30_000, wait: false }))).not.toBeNull();
+      expect(
+        await eventually(() => waiter.acquire({ key: 'lock:dropped', owner: 'w2', ttl: 30_000, wait: false })),
+      ).not.toBeNull();
     } else {
       expect(grant).toEqual(expect.objectContaining({ queued: true }));
       expect(Date.now() - releasedAt).toBeLessThan(5_000); // by NOTIFY on the new connection, not the 30 s lease
     }
     // And the provider keeps working.
-    expect(await eventually(() => waiter.acquire({ key: 'lock:dropped:after', owner: 'x', ttl: 5_000, wait: false }))).not.toBeNull();
+    expect(
+      await eventually(() => waiter.acquire({ key: 'lock:dropped:after', owner: 'x', ttl: 5_000, wait: false })),
+    ).not.toBeNull();
     expect(await waiter.release('lock:dropped:after', 'x')).toBe(true);
   }, 30_000);
 
@@ -111,7 +130,10 @@ describe('PostgresLockProvider against a live database', () => {
   test('close() resolves queued waiters null, ends the LISTEN connection and the pool it owns', async () => {
     const app = `nl-close-${process.pid}`;
     const holder = make(`nl-close-holder-${process.pid}`);
-    const p = new PostgresLockProvider({ connection: { connectionString: POSTGRES_URL, application_name: app }, tableName: table });
+    const p = new PostgresLockProvider({
+      connection: { connectionString: POSTGRES_URL, application_name: app },
+      tableName: table,
+    });
     expect(await holder.acquire({ key: 'lock:close', owner: 'h', ttl: 30_000, wait: false })).not.toBeNull();
     const waiting = p.acquire({ key: 'lock:close', owner: 'w', ttl: 30_000, wait: true });
     await sleep(300);
@@ -175,7 +197,11 @@ describe('PostgresLockProvider through a database outage', () => {
 
   beforeAll(async () => {
     await outage.up();
-    p = new PostgresLockProvider({ connection: `postgres://postgres@127.0.0.1:${outage.port}/test`, tableName: table, commandTimeout: 1_000 });
+    p = new PostgresLockProvider({
+      connection: `postgres://postgres@127.0.0.1:${outage.port}/test`,
+      tableName: table,
+      commandTimeout: 1_000,
+    });
     direct = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table });
   });
   afterAll(async () => {
@@ -194,7 +220,9 @@ describe('PostgresLockProvider through a database outage', () => {
     await storeErrorWithin(p.ping(), 2_500);
 
     await outage.up();
-    expect(await eventually(() => p.acquire({ key: 'lock:outage:2', owner: 'b', ttl: 1_000, wait: false }))).not.toBeNull();
+    expect(
+      await eventually(() => p.acquire({ key: 'lock:outage:2', owner: 'b', ttl: 1_000, wait: false })),
+    ).not.toBeNull();
     const next = p.acquire({ key: 'lock:outage', owner: 'w2', ttl: 30_000, wait: true, waitTimeout: 20_000 });
     await sleep(300);
     const releasedAt = Date.now();

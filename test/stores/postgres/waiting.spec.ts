@@ -32,7 +32,9 @@ describe('PostgresLockProvider waiting', () => {
     // the README on the order of waiters.)
     const options = { connection: POSTGRES_URL, tableName: table };
     const warm = new PostgresLockProvider(options);
-    expect(await warm.acquire({ key: 'warm-up', owner: 'w', ttl: 1_000, wait: true, waitTimeout: 1_000 })).not.toBeNull();
+    expect(
+      await warm.acquire({ key: 'warm-up', owner: 'w', ttl: 1_000, wait: true, waitTimeout: 1_000 }),
+    ).not.toBeNull();
     const firsts: string[] = [];
     for (let round = 0; round < 6; round++) {
       const key = `cold-first:${round}`;
@@ -41,9 +43,13 @@ describe('PostgresLockProvider waiting', () => {
         expect(await cold.acquire({ key: `${key}:try`, owner: 'try', ttl: 1_000, wait: false })).not.toBeNull();
         expect(await a.acquire({ key, owner: 'holder', ttl: 30_000, wait: false })).not.toBeNull();
         const order: string[] = [];
-        const coldWait = cold.acquire({ key, owner: 'cold', ttl: 30_000, wait: true, waitTimeout: 20_000 }).then((g) => order.push('cold') && g);
+        const coldWait = cold
+          .acquire({ key, owner: 'cold', ttl: 30_000, wait: true, waitTimeout: 20_000 })
+          .then((g) => order.push('cold') && g);
         await sleep(8);
-        const warmWait = warm.acquire({ key, owner: 'warm', ttl: 30_000, wait: true, waitTimeout: 20_000 }).then((g) => order.push('warm') && g);
+        const warmWait = warm
+          .acquire({ key, owner: 'warm', ttl: 30_000, wait: true, waitTimeout: 20_000 })
+          .then((g) => order.push('warm') && g);
         await sleep(400);
         expect(await a.release(key, 'holder')).toBe(true);
         const winner = await Promise.race([coldWait.then(() => 'cold'), warmWait.then(() => 'warm')]);
@@ -108,7 +114,9 @@ describe('PostgresLockProvider waiting', () => {
   test('the queue entry of a waiter that crashed holds the queue back only until its lease ends', async () => {
     expect(await a.acquire({ key: 'crashed-waiter', owner: 'h', ttl: 30_000, wait: false })).not.toBeNull();
     // What a waiter leaves behind when its process dies: a ticket nobody renews (here with a 1.5 s lease).
-    await sql(`INSERT INTO "${table}_waiters" (name, owner, expires_at) VALUES ('crashed-waiter', 'dead', clock_timestamp() + interval '1500 ms')`);
+    await sql(
+      `INSERT INTO "${table}_waiters" (name, owner, expires_at) VALUES ('crashed-waiter', 'dead', clock_timestamp() + interval '1500 ms')`,
+    );
     const started = Date.now();
     const waiting = b.acquire({ key: 'crashed-waiter', owner: 'alive', ttl: 30_000, wait: true, waitTimeout: 15_000 });
     await sleep(200);

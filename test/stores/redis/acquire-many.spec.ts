@@ -85,7 +85,8 @@ describe('on a 3-master Redis Cluster', () => {
     for (const a of admins) await a.quit();
     await cluster.stop();
   });
-  const allScriptCalls = async (): Promise<number> => (await Promise.all(admins.map(scriptCalls))).reduce((a, b) => a + b, 0);
+  const allScriptCalls = async (): Promise<number> =>
+    (await Promise.all(admins.map(scriptCalls))).reduce((a, b) => a + b, 0);
   const slot = async (name: string): Promise<number> => Number(await client.cluster('KEYSLOT', `{lock:${name}}`));
 
   test('names are grouped by slot: one script per slot, in order; a refused later slot gives the earlier ones back', async () => {

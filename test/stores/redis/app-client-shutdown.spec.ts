@@ -7,7 +7,15 @@
  */
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { Global, Inject, Injectable, Module, type BeforeApplicationShutdown, type LoggerService, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  type BeforeApplicationShutdown,
+  type LoggerService,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { createClient, type RedisClientType } from 'redis';
@@ -45,7 +53,10 @@ test("a lock held at shutdown is released before another module closes the app's
   const ref = await Test.createTestingModule({
     imports: [
       ClientModule,
-      LockModule.forRootAsync({ inject: [CLIENT], useFactory: (client: RedisClientType) => ({ redis: client, keyPrefix, commandTimeout: 1_000 }) }),
+      LockModule.forRootAsync({
+        inject: [CLIENT],
+        useFactory: (client: RedisClientType) => ({ redis: client, keyPrefix, commandTimeout: 1_000 }),
+      }),
     ],
   })
     .setLogger(logger)
@@ -81,7 +92,11 @@ class Witness implements BeforeApplicationShutdown {
 }
 
 test.each([
-  ["a URL (a connection the module opens): its locks stay held until the lock module's own beforeApplicationShutdown", url, true],
+  [
+    "a URL (a connection the module opens): its locks stay held until the lock module's own beforeApplicationShutdown",
+    url,
+    true,
+  ],
   ["an ioredis client of the app: its locks are released in the lock module's onModuleDestroy", 'client', false],
 ] as const)('a store on %s', async (_, redis, stillHeld) => {
   const client = new Redis(url);

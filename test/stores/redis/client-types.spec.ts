@@ -78,13 +78,17 @@ describe('redis: anything but a URL, ioredis options or a supported client is re
   });
 
   test('a node-redis v5 createClientPool(): named as such, with what to pass instead', async () => {
-    const taken = /which the Redis store does not take \(read as ioredis options, it would connect to 127\.0\.0\.1:6379 instead\)\. Pass /;
+    const taken =
+      /which the Redis store does not take \(read as ioredis options, it would connect to 127\.0\.0\.1:6379 instead\)\. Pass /;
     await expectRefused(createClientPool({ url: nowhere }), /redis is a node-redis RedisClientPool /);
     await expectRefused(createClientPool({ url: nowhere }), taken);
   });
 
   test('a node-redis createSentinel() client is taken (type and check; its lock cycles: node-redis-sentinel.spec.ts)', async () => {
-    const sentinel = createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: await freePort() }] });
+    const sentinel = createSentinel({
+      name: 'mymaster',
+      sentinelRootNodes: [{ host: '127.0.0.1', port: await freePort() }],
+    });
     const redis: RedisOption = sentinel;
     expect(() => LockModule.forRoot({ redis })).not.toThrow();
     const provider = new RedisLockProvider({ redis });
@@ -97,8 +101,14 @@ describe('redis: anything but a URL, ioredis options or a supported client is re
       host = '127.0.0.1';
       port = 6380;
     }
-    await expectRefused(new Map([['host', 'cache']]), /got an instance of Map\. Other objects are refused, not read as options/);
-    await expectRefused(new RedisConfig(), /got an instance of RedisConfig\. .*pass a plain copy \(\{ \.\.\.options \}\)/);
+    await expectRefused(
+      new Map([['host', 'cache']]),
+      /got an instance of Map\. Other objects are refused, not read as options/,
+    );
+    await expectRefused(
+      new RedisConfig(),
+      /got an instance of RedisConfig\. .*pass a plain copy \(\{ \.\.\.options \}\)/,
+    );
     await expectRefused(new (class {})(), /got an instance of an anonymous class\./);
     await expectRefused(new Date(0), /got an instance of Date\./);
     await expectRefused({ host: 'cache', connect: async () => undefined }, /got an object with a connect\(\) method\./);
@@ -131,12 +141,30 @@ describe('redis: anything but a URL, ioredis options or a supported client is re
 test('options objects with keys ioredis does not read (Cluster nodes, node-redis options) are refused with what to pass instead', async () => {
   const port = await freePort(); // nothing listens: before the check, these locks were taken on 127.0.0.1:6379
   for (const [options, instead] of [
-    [{ nodes: [{ host: '127.0.0.1', port }] }, /redis\.nodes is not an ioredis option: .* Pass an ioredis Cluster instance \(new Cluster\(nodes, options\)\)/],
-    [{ startupNodes: [{ host: '127.0.0.1', port }] }, /redis\.startupNodes is not an ioredis option: .* Pass an ioredis Cluster instance/],
-    [{ rootNodes: [{ url: `redis://127.0.0.1:${port}` }] }, /redis\.rootNodes is not an ioredis option: .*node-redis createCluster\(\) options/],
-    [{ url: `redis://127.0.0.1:${port}/5` }, /redis\.url is not an ioredis option: .* Pass the URL itself as redis \(a string\)/],
-    [{ socket: { host: '127.0.0.1', port } }, /redis\.socket is not an ioredis option: .* Pass host, port \(and tls\) at the top level/],
-    [{ host: '127.0.0.1', port, database: 5 }, /redis\.database is not an ioredis option: .* Pass db, the ioredis name of the database index/],
+    [
+      { nodes: [{ host: '127.0.0.1', port }] },
+      /redis\.nodes is not an ioredis option: .* Pass an ioredis Cluster instance \(new Cluster\(nodes, options\)\)/,
+    ],
+    [
+      { startupNodes: [{ host: '127.0.0.1', port }] },
+      /redis\.startupNodes is not an ioredis option: .* Pass an ioredis Cluster instance/,
+    ],
+    [
+      { rootNodes: [{ url: `redis://127.0.0.1:${port}` }] },
+      /redis\.rootNodes is not an ioredis option: .*node-redis createCluster\(\) options/,
+    ],
+    [
+      { url: `redis://127.0.0.1:${port}/5` },
+      /redis\.url is not an ioredis option: .* Pass the URL itself as redis \(a string\)/,
+    ],
+    [
+      { socket: { host: '127.0.0.1', port } },
+      /redis\.socket is not an ioredis option: .* Pass host, port \(and tls\) at the top level/,
+    ],
+    [
+      { host: '127.0.0.1', port, database: 5 },
+      /redis\.database is not an ioredis option: .* Pass db, the ioredis name of the database index/,
+    ],
   ] as const) {
     for (const error of [
       thrown(() => LockModule.forRoot({ redis: options as RedisOption })),
@@ -291,7 +319,9 @@ describe('redis: a URL, plain ioredis options, and ioredis or iovalkey clients w
       await lockCycle(ioredis, ioredis);
       await lockCycle(valkey, ioredis);
       // node-redis createCluster(): scripts routed by their first key, pub/sub on a duplicate.
-      const nodeCluster = createCluster({ rootNodes: cluster.startupNodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
+      const nodeCluster = createCluster({
+        rootNodes: cluster.startupNodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })),
+      });
       nodeCluster.on('error', () => {});
       await lockCycle(nodeCluster, ioredis);
       expect(nodeCluster.isOpen).toBe(true); // opened by the first call, left open

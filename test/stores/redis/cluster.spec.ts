@@ -39,22 +39,40 @@ describeLockProviderConformance(
   'RedisLockProvider on a 3-master Redis Cluster',
   async () => {
     const c = await connect();
-    return { provider: new RedisLockProvider({ redis: c }), releaseWindowMs: FENCE_GRACE_MS, leftovers: (key) => redisLeftovers(c, key) };
+    return {
+      provider: new RedisLockProvider({ redis: c }),
+      releaseWindowMs: FENCE_GRACE_MS,
+      leftovers: (key) => redisLeftovers(c, key),
+    };
   },
   { describe, it, beforeAll, afterAll },
   // The cluster's nodes are known once the factory has started it.
-  { pausedHolder: { spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument) } },
+  {
+    pausedHolder: {
+      spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument),
+    },
+  },
 );
 
 describeLockProviderConformance(
   'RedisLockProvider on a 3-master Redis Cluster through node-redis createCluster()',
   async () => {
     const c = await connect();
-    nodeCluster ??= createCluster({ rootNodes: cluster!.startupNodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) }).on('error', () => {});
-    return { provider: new RedisLockProvider({ redis: nodeCluster }), releaseWindowMs: FENCE_GRACE_MS, leftovers: (key) => redisLeftovers(c, key) };
+    nodeCluster ??= createCluster({
+      rootNodes: cluster!.startupNodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })),
+    }).on('error', () => {});
+    return {
+      provider: new RedisLockProvider({ redis: nodeCluster }),
+      releaseWindowMs: FENCE_GRACE_MS,
+      leftovers: (key) => redisLeftovers(c, key),
+    };
   },
   { describe, it, beforeAll, afterAll },
-  { pausedHolder: { spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument) } },
+  {
+    pausedHolder: {
+      spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument),
+    },
+  },
 );
 
 describeLockProviderConformance(
@@ -62,10 +80,18 @@ describeLockProviderConformance(
   async () => {
     const c = await connect();
     valkeyCluster ??= new ValkeyCluster(cluster!.startupNodes);
-    return { provider: new RedisLockProvider({ redis: valkeyCluster }), releaseWindowMs: FENCE_GRACE_MS, leftovers: (key) => redisLeftovers(c, key) };
+    return {
+      provider: new RedisLockProvider({ redis: valkeyCluster }),
+      releaseWindowMs: FENCE_GRACE_MS,
+      leftovers: (key) => redisLeftovers(c, key),
+    };
   },
   { describe, it, beforeAll, afterAll },
-  { pausedHolder: { spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument) } },
+  {
+    pausedHolder: {
+      spawn: (argument) => pausedHolderOn({ kind: 'redis-cluster', nodes: cluster!.startupNodes }).spawn(argument),
+    },
+  },
 );
 
 describe('RedisLockProvider on a Redis Cluster', () => {

@@ -57,7 +57,13 @@ test('a waiter killed with SIGKILL while queued holds up the next waiter by abou
   const other = new LockManager({ provider: new RedisLockProvider({ redis: url, waiterLease: 1_500 }) });
   const holder = await other.tryAcquire(name, { ttl: 30_000 });
   expect(holder).not.toBeNull();
-  const child = spawnFixture(new URL('./fixtures/lock-child.js', import.meta.url), { url, name, ttl: 30_000, wait: true, waiterLease: 1_500 });
+  const child = spawnFixture(new URL('./fixtures/lock-child.js', import.meta.url), {
+    url,
+    name,
+    ttl: 30_000,
+    wait: true,
+    waiterLease: 1_500,
+  });
   try {
     await new ChildLines(child).next('waiting');
     while ((await redis.llen(`{lock:${name}}:q`)) < 1) await sleep(20);

@@ -24,7 +24,10 @@ async function server(policy: string): Promise<RedisServer> {
   servers.push(s);
   return s;
 }
-function provider(url: string | RedisOptions, options: Partial<ConstructorParameters<typeof RedisLockProvider>[0]> = {}): RedisLockProvider {
+function provider(
+  url: string | RedisOptions,
+  options: Partial<ConstructorParameters<typeof RedisLockProvider>[0]> = {},
+): RedisLockProvider {
   const p = new RedisLockProvider({ redis: url, commandTimeout: 2_000, ...options });
   providers.push(p);
   return p;
@@ -43,7 +46,15 @@ async function until(check: () => boolean): Promise<void> {
   }
 }
 
-const EVICTING = ['allkeys-lru', 'allkeys-lfu', 'allkeys-random', 'volatile-lru', 'volatile-lfu', 'volatile-random', 'volatile-ttl'];
+const EVICTING = [
+  'allkeys-lru',
+  'allkeys-lfu',
+  'allkeys-random',
+  'volatile-lru',
+  'volatile-lfu',
+  'volatile-random',
+  'volatile-ttl',
+];
 
 test.each(EVICTING)(
   'maxmemory-policy %s: one warning at connect that names it, says what can happen and what to set; setupCheck reports it',
@@ -172,11 +183,15 @@ test('a Cluster: every master is checked, and the one set otherwise is named', a
 }, 60_000);
 
 test('options: evictionCheck is checked, and is for the redis store only', async () => {
-  expect(() => new RedisLockProvider({ redis: 'redis://127.0.0.1:1', evictionCheck: 'error' as never })).toThrow(LockOptionsError);
+  expect(() => new RedisLockProvider({ redis: 'redis://127.0.0.1:1', evictionCheck: 'error' as never })).toThrow(
+    LockOptionsError,
+  );
   expect(() => new RedisLockProvider({ redis: 'redis://127.0.0.1:1', evictionCheck: 'error' as never })).toThrow(
     /evictionCheck must be 'warn', 'fail' or false/,
   );
   expect(() => new RedisLockProvider({ redis: 'redis://127.0.0.1:1', logger: {} as never })).toThrow(/logger/);
   expect(() => LockModule.forRoot({ evictionCheck: 'fail' })).toThrow(/evictionCheck applies to the Redis store/);
-  expect(() => LockModule.forRoot({ redis: 'redis://127.0.0.1:1', evictionCheck: true as never })).toThrow(LockOptionsError);
+  expect(() => LockModule.forRoot({ redis: 'redis://127.0.0.1:1', evictionCheck: true as never })).toThrow(
+    LockOptionsError,
+  );
 });

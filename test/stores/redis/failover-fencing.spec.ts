@@ -16,7 +16,9 @@ const opened: LockManager[] = [];
 
 /** A manager on its own connection to `port`. */
 function manager(port: number, options: { waitForReplicas?: number; commandTimeout?: number } = {}): LockManager {
-  const m = new LockManager({ provider: new RedisLockProvider({ redis: { port, host: '127.0.0.1' }, commandTimeout: 1_000, ...options }) });
+  const m = new LockManager({
+    provider: new RedisLockProvider({ redis: { port, host: '127.0.0.1' }, commandTimeout: 1_000, ...options }),
+  });
   opened.push(m);
   return m;
 }
@@ -148,7 +150,11 @@ describe('waitForReplicas', () => {
 
 test('waitForReplicas must be a whole number, and is for the redis store only', async () => {
   expect(() => new RedisLockProvider({ redis: 'redis://127.0.0.1:1', waitForReplicas: -1 })).toThrow(/waitForReplicas/);
-  expect(() => new RedisLockProvider({ redis: 'redis://127.0.0.1:1', waitForReplicas: 1.5 })).toThrow(/waitForReplicas/);
+  expect(() => new RedisLockProvider({ redis: 'redis://127.0.0.1:1', waitForReplicas: 1.5 })).toThrow(
+    /waitForReplicas/,
+  );
   const { createLockProvider } = await import('../../../lib/stores/lock-provider.factory.js');
-  await expect(createLockProvider({ postgres: 'postgres://x', waitForReplicas: 1 })).rejects.toThrow(/waitForReplicas applies to the Redis store/);
+  await expect(createLockProvider({ postgres: 'postgres://x', waitForReplicas: 1 })).rejects.toThrow(
+    /waitForReplicas applies to the Redis store/,
+  );
 });

@@ -40,7 +40,11 @@ test('names locked once each (plain, waited for, handed over in the process, sev
   const names = Array.from({ length: 200 }, (_, i) => `order:${i}`);
   await Promise.all(names.map((name) => locks.withLock(name, () => sleep(1))));
   // Three callers of one process per name: a store grant with a block of tokens, then local hand-offs.
-  await Promise.all(names.slice(0, 50).flatMap((name) => [0, 1, 2].map(() => locks.withLock(`${name}:busy`, () => sleep(1), { onHeld: 'wait' }))));
+  await Promise.all(
+    names
+      .slice(0, 50)
+      .flatMap((name) => [0, 1, 2].map(() => locks.withLock(`${name}:busy`, () => sleep(1), { onHeld: 'wait' }))),
+  );
   // A waiter of another process, handed the lock by the release script.
   const other = new LockManager({ provider: new RedisLockProvider({ redis: server.url }) });
   try {

@@ -39,13 +39,21 @@ function request(key: string, options: Partial<LockAcquireRequest> = {}): LockAc
 }
 
 /** Acquires and returns the owner with the grant. */
-async function take(provider: RedisLockProvider, req: LockAcquireRequest): Promise<{ owner: string; grant: LockGrant | null }> {
+async function take(
+  provider: RedisLockProvider,
+  req: LockAcquireRequest,
+): Promise<{ owner: string; grant: LockGrant | null }> {
   return { owner: req.owner, grant: await provider.acquire(req) };
 }
 
 test('a semaphore holder killed with SIGKILL keeps its permit until its own lease ends, then a waiter gets it', async () => {
   const key = newKey('crash');
-  const child = spawnFixture(new URL('./fixtures/group-holder-child.js', import.meta.url), { url, key, ttl: 2_000, limit: 2 });
+  const child = spawnFixture(new URL('./fixtures/group-holder-child.js', import.meta.url), {
+    url,
+    key,
+    ttl: 2_000,
+    limit: 2,
+  });
   try {
     const held = Number(await new ChildLines(child).next('held '));
     const mine = await take(a, request(key, { limit: 2, wait: false }));
@@ -80,8 +88,13 @@ test('waiters of two providers are woken on release in arrival order, shared one
   const writer = await take(a, request(key, { wait: false }));
   expect(writer.grant).not.toBeNull();
   const order: string[] = [];
-  const queued: Array<Promise<{ name: string; owner: string; grant: LockGrant | null; provider: RedisLockProvider }>> = [];
-  const enqueue = async (name: string, provider: RedisLockProvider, options: Partial<LockAcquireRequest>): Promise<void> => {
+  const queued: Array<Promise<{ name: string; owner: string; grant: LockGrant | null; provider: RedisLockProvider }>> =
+    [];
+  const enqueue = async (
+    name: string,
+    provider: RedisLockProvider,
+    options: Partial<LockAcquireRequest>,
+  ): Promise<void> => {
     queued.push(
       take(provider, request(key, options)).then((r) => {
         order.push(name);
@@ -123,7 +136,9 @@ test('semaphore waiters of two providers enter in arrival order as permits come 
   const order: number[] = [];
   const waiters = [];
   for (let i = 0; i < 4; i++) {
-    waiters.push(take(i % 2 ? a : b, request(key, { limit: 2 })).then((r) => (order.push(i), { ...r, provider: i % 2 ? a : b })));
+    waiters.push(
+      take(i % 2 ? a : b, request(key, { limit: 2 })).then((r) => (order.push(i), { ...r, provider: i % 2 ? a : b })),
+    );
     await sleep(100);
   }
   expect(await a.release(key, holders[0].owner)).toBe(true);
@@ -170,7 +185,12 @@ test('an exclusive request with another limit than the holders or waiters of the
   const key = newKey('mismatch');
   const held = await take(a, request(key, { limit: 2, wait: false }));
   expect(held.grant).not.toBeNull();
-  for (const req of [request(key, { limit: 3 }), request(key, { limit: 3, wait: false }), request(key, { wait: false }), request(key)]) {
+  for (const req of [
+    request(key, { limit: 3 }),
+    request(key, { limit: 3, wait: false }),
+    request(key, { wait: false }),
+    request(key),
+  ]) {
     const error = await b.acquire(req).then(
       () => undefined,
       (err: unknown) => err,

@@ -48,32 +48,35 @@ describe('hand-off by notice (Redis)', () => {
     ['a plain lock', {}, 1],
     ['a semaphore permit', { limit: 2 }, 2],
     ['a shared hold behind a writer', { mode: 'shared' as const }, 1],
-  ])('%s handed over to a waiter with renew: false holds for its whole ttl, not the hand-off lease', async (_what, extra, held) => {
-    const options = { redis: url, waiterLease: 1_000, commandTimeout: 300 };
-    const a = new LockManager({ provider: new RedisLockProvider(options) });
-    const b = new LockManager({ provider: new RedisLockProvider(options) });
-    const name = `hand-off:no-renew:${Date.now()}:${Math.random()}`;
-    // The holders are exclusive (all permits of a semaphore), so that the waiter queues.
-    const holderOptions = 'limit' in extra ? { ttl: 30_000, limit: extra.limit } : { ttl: 30_000 };
-    try {
-      const holders = [];
-      for (let i = 0; i < held; i++) holders.push(await a.acquire(name, holderOptions));
-      const waiting = b.acquire(name, { ttl: 4_000, renew: false, ...extra });
-      await sleep(200);
-      await holders[0]!.release();
-      const second = await waiting;
-      // Well past the 1 s hand-off lease, within the 4 s ttl: still held, and nobody else gets in.
-      await sleep(2_000);
-      expect(second.held).toBe(true);
-      expect(second.signal.aborted).toBe(false);
-      expect(await a.tryAcquire(name, 'limit' in extra ? { limit: extra.limit } : {})).toBeNull();
-      await second.release();
-      for (const h of holders.slice(1)) await h.release();
-    } finally {
-      await a.close();
-      await b.close();
-      await a.provider.close();
-      await b.provider.close();
-    }
-  });
+  ])(
+    '%s handed over to a waiter with renew: false holds for its whole ttl, not the hand-off lease',
+    async (_what, extra, held) => {
+      const options = { redis: url, waiterLease: 1_000, commandTimeout: 300 };
+      const a = new LockManager({ provider: new RedisLockProvider(options) });
+      const b = new LockManager({ provider: new RedisLockProvider(options) });
+      const name = `hand-off:no-renew:${Date.now()}:${Math.random()}`;
+      // The holders are exclusive (all permits of a semaphore), so that the waiter queues.
+      const holderOptions = 'limit' in extra ? { ttl: 30_000, limit: extra.limit } : { ttl: 30_000 };
+      try {
+        const holders = [];
+        for (let i = 0; i < held; i++) holders.push(await a.acquire(name, holderOptions));
+        const waiting = b.acquire(name, { ttl: 4_000, renew: false, ...extra });
+        await sleep(200);
+        await holders[0]!.release();
+        const second = await waiting;
+        // Well past the 1 s hand-off lease, within the 4 s ttl: still held, and nobody else gets in.
+        await sleep(2_000);
+        expect(second.held).toBe(true);
+        expect(second.signal.aborted).toBe(false);
+        expect(await a.tryAcquire(name, 'limit' in extra ? { limit: extra.limit } : {})).toBeNull();
+        await second.release();
+        for (const h of holders.slice(1)) await h.release();
+      } finally {
+        await a.close();
+        await b.close();
+        await a.provider.close();
+        await b.provider.close();
+      }
+    },
+  );
 });

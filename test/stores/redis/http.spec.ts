@@ -26,7 +26,10 @@ class JobController {
 }
 
 async function app(options: { filter?: boolean; redis?: Redis | string } = {}): Promise<INestApplication> {
-  @Module({ imports: [LockModule.forRoot({ redis: options.redis ?? url, keyPrefix, commandTimeout: 1_000 })], controllers: [JobController] })
+  @Module({
+    imports: [LockModule.forRoot({ redis: options.redis ?? url, keyPrefix, commandTimeout: 1_000 })],
+    controllers: [JobController],
+  })
   class AppModule {}
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
   const instance = moduleRef.createNestApplication({ logger: false });
@@ -116,7 +119,12 @@ test('Redis down: 503 with LockExceptionFilter, within the command timeout; 201 
     const res = await request(x.getHttpServer()).post('/job').expect(503);
     expect(Date.now() - started).toBeLessThan(1_000 + 1_000);
     // The store's address is for the server's log, not for the caller.
-    expect(res.body).toEqual({ statusCode: 503, error: 'Service Unavailable', lock: 'job', message: expect.stringContaining('lock store is unavailable') });
+    expect(res.body).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      lock: 'job',
+      message: expect.stringContaining('lock store is unavailable'),
+    });
     expect(JSON.stringify(res.body)).not.toContain(String(server.port));
     await server.launch();
     const deadline = Date.now() + 10_000;

@@ -8,7 +8,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { InMemoryLockProvider, LockAcquireError, LockError, LockManager, LockOptionsError, LockStoreError, type LockHandle } from '../../../lib/index.js';
+import {
+  InMemoryLockProvider,
+  LockAcquireError,
+  LockError,
+  LockManager,
+  LockOptionsError,
+  LockStoreError,
+  type LockHandle,
+} from '../../../lib/index.js';
 import { RedisLockProvider } from '../../../lib/stores/redis/index.js';
 import { RedisServer } from '../../support/redis-server.js';
 import { sleep } from '../../support/sleep.js';

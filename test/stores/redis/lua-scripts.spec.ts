@@ -16,7 +16,9 @@ import { sleep } from '../../support/sleep.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const scriptsDir = 'stores/redis/scripts';
-const luaFiles = (readdirSync(join(root, 'lib', scriptsDir), { recursive: true }) as string[]).filter((f) => f.endsWith('.lua')).sort();
+const luaFiles = (readdirSync(join(root, 'lib', scriptsDir), { recursive: true }) as string[])
+  .filter((f) => f.endsWith('.lua'))
+  .sort();
 const read = (file: string): string => readFileSync(join(root, 'lib', scriptsDir, file), 'utf8');
 
 /** The header's `Input:` and `Output:` sections, as lines (trimmed). */
@@ -47,15 +49,20 @@ test('the scripts and their includes are .lua files', () => {
 
 test('the fencing counter outlives what it is kept for by FENCE_GRACE_MS, the one grace every fragment that sets its end includes', () => {
   expect(read(join('includes', 'fence-grace.lua'))).toContain(`local fence_grace = ${FENCE_GRACE_MS}\n`);
-  for (const fragment of ['draw-fences', 'keep-fence', 'free-fence']) expect(read(join('includes', `${fragment}.lua`))).toContain('--- @include "fence-grace"');
+  for (const fragment of ['draw-fences', 'keep-fence', 'free-fence'])
+    expect(read(join('includes', `${fragment}.lua`))).toContain('--- @include "fence-grace"');
 });
 
 test('every draw of fencing tokens is draw-fences (acquire-many too, from the counter of each lock), and every path that frees or sets a plain lease sets the counter end', () => {
   const draws = luaFiles.filter((f) => read(f).includes('@include "draw-fences"')).sort();
   expect(draws).toEqual(['acquire-many.lua', 'acquire.lua', join('includes', 'fence.lua'), 'try-acquire.lua'].sort());
-  expect(read('acquire-many.lua')).toContain('local n, hold, fence_key = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 1]), KEYS[i + 1]');
-  for (const file of ['release.lua', 'release-free.lua', 'leave.lua']) expect(read(file)).toContain('--- @include "free-fence"');
-  for (const file of ['extend.lua', 'extend-many.lua', 'acquire.lua']) expect(read(file)).toContain('--- @include "keep-fence"');
+  expect(read('acquire-many.lua')).toContain(
+    'local n, hold, fence_key = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 1]), KEYS[i + 1]',
+  );
+  for (const file of ['release.lua', 'release-free.lua', 'leave.lua'])
+    expect(read(file)).toContain('--- @include "free-fence"');
+  for (const file of ['extend.lua', 'extend-many.lua', 'acquire.lua'])
+    expect(read(file)).toContain('--- @include "keep-fence"');
   expect(luaFiles.filter((f) => /'PX', 3600000|'PX', \d{5,}/.test(read(f)))).toEqual([]);
 });
 
@@ -103,7 +110,9 @@ function fileOf(name: keyof typeof SCRIPTS): string {
 
 test('each loaded script is its file with the includes expanded, and its sha is the SHA1 of that text', () => {
   const expand = (text: string): string =>
-    text.replace(/^--- @include "([\w-]+)"$/gm, (_line, include: string) => expand(read(join('includes', `${include}.lua`))).replace(/\n$/, ''));
+    text.replace(/^--- @include "([\w-]+)"$/gm, (_line, include: string) =>
+      expand(read(join('includes', `${include}.lua`))).replace(/\n$/, ''),
+    );
   for (const name of names) {
     const script = SCRIPTS[name];
     expect(script.source).toBe(expand(read(`${fileOf(name)}.lua`)));

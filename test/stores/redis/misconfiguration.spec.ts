@@ -34,7 +34,8 @@ describe('a Redis that cannot work is named at boot and in every LockStoreError'
     expect((error.cause as NodeJS.ErrnoException).code).toMatch(/ENOTFOUND|EAI_AGAIN/);
   });
 
-  const expectNamedCause = (redis: string, cause: RegExp, commandTimeout = 500) => named({ redis, commandTimeout }, cause);
+  const expectNamedCause = (redis: string, cause: RegExp, commandTimeout = 500) =>
+    named({ redis, commandTimeout }, cause);
 
   describe('a Redis with requirepass', () => {
     let server: RedisServer;
@@ -67,11 +68,18 @@ describe('a Redis that cannot work is named at boot and in every LockStoreError'
   });
 
   test('rediss:// to a Redis without TLS: the TLS connection is named, not just a timeout', async () => {
-    await expectNamedCause('rediss://127.0.0.1:6379', /Redis at 127\.0\.0\.1:6379 did not complete the TLS connection in time \(ETIMEDOUT\)/, 1_000);
+    await expectNamedCause(
+      'rediss://127.0.0.1:6379',
+      /Redis at 127\.0\.0\.1:6379 did not complete the TLS connection in time \(ETIMEDOUT\)/,
+      1_000,
+    );
   });
 
   test('a database index the server rejects: named at boot, and calls fail instead of using another database', async () => {
-    await expectNamedCause('redis://127.0.0.1:6379/4000', /Redis at 127\.0\.0\.1:6379 rejected the database index \(ERR DB index is out of range\)/);
+    await expectNamedCause(
+      'redis://127.0.0.1:6379/4000',
+      /Redis at 127\.0\.0\.1:6379 rejected the database index \(ERR DB index is out of range\)/,
+    );
   });
 
   test("verifyOnBoot: 'fail' stops the boot with the cause; false boots without a check", async () => {
@@ -81,9 +89,15 @@ describe('a Redis that cannot work is named at boot and in every LockStoreError'
       (err: unknown) => err,
     );
     expect(failed).toBeInstanceOf(LockStoreError);
-    expect((failed as Error).message).toMatch(new RegExp(`refused the connection \\(ECONNREFUSED\\).*verifyOnBoot: 'fail'`));
+    expect((failed as Error).message).toMatch(
+      new RegExp(`refused the connection \\(ECONNREFUSED\\).*verifyOnBoot: 'fail'`),
+    );
 
-    const { app, logger } = await boot({ redis: `redis://127.0.0.1:${port}`, commandTimeout: 300, verifyOnBoot: false });
+    const { app, logger } = await boot({
+      redis: `redis://127.0.0.1:${port}`,
+      commandTimeout: 300,
+      verifyOnBoot: false,
+    });
     expect(logger.lines('warn')).toEqual([]);
     await app.close();
   });
@@ -99,7 +113,11 @@ describe('a Redis that cannot work is named at boot and in every LockStoreError'
       }
     }
     const port = await freePort();
-    const { app, logger } = await boot({ redis: `redis://127.0.0.1:${port}`, commandTimeout: 100 }, [Jobs], [ScheduleModule.forRoot()]);
+    const { app, logger } = await boot(
+      { redis: `redis://127.0.0.1:${port}`, commandTimeout: 100 },
+      [Jobs],
+      [ScheduleModule.forRoot()],
+    );
     try {
       const skipped = () => logger.lines('error', 'skipped this tick');
       const deadline = Date.now() + 10_000;

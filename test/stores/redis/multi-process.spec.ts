@@ -45,7 +45,13 @@ async function sectionsOn(clients: ReadonlyArray<'ioredis' | 'node-redis'>): Pro
     const results = await Promise.all(lines.map((l) => l.next('result ', 60_000)));
     const records = results
       .flatMap((r, proc) => (JSON.parse(r) as Array<[number, string, string, number]>).map((rec) => ({ rec, proc })))
-      .map(({ rec: [token, enter, exit, caller], proc }) => ({ token, enter: BigInt(enter), exit: BigInt(exit), proc, caller: `${proc}.${caller}` }))
+      .map(({ rec: [token, enter, exit, caller], proc }) => ({
+        token,
+        enter: BigInt(enter),
+        exit: BigInt(exit),
+        proc,
+        caller: `${proc}.${caller}`,
+      }))
       .sort((a, b) => (a.enter < b.enter ? -1 : a.enter > b.enter ? 1 : 0));
 
     expect(records).toHaveLength(PROCESSES * SECTIONS);

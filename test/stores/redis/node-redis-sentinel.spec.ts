@@ -36,7 +36,9 @@ function inspector(): Redis {
 /** Two managers, each on a Sentinel client of its own; `run` gets them; the managers are closed after it, the clients (left open by the store) are returned. */
 async function withManagers(run: (a: LockManager, b: LockManager) => Promise<void>) {
   const clients = [sentinelClient(), sentinelClient()];
-  const [a, b] = clients.map((redis) => new LockManager({ provider: new RedisLockProvider({ redis, commandTimeout: COMMAND_TIMEOUT }) }));
+  const [a, b] = clients.map(
+    (redis) => new LockManager({ provider: new RedisLockProvider({ redis, commandTimeout: COMMAND_TIMEOUT }) }),
+  );
   try {
     await run(a, b);
   } finally {
@@ -81,7 +83,9 @@ test('a lock cycle through createSentinel(): the lock is on the master, a waiter
 });
 
 // The paused holder (a child process) opens the same Redis by the master's URL: no failover happens during these cases.
-const pausedHolder: PausedHolderProcess = { spawn: (argument) => pausedHolderOn({ kind: 'redis', url: setup.master.url }).spawn(argument) };
+const pausedHolder: PausedHolderProcess = {
+  spawn: (argument) => pausedHolderOn({ kind: 'redis', url: setup.master.url }).spawn(argument),
+};
 describeLockProviderConformance(
   'RedisLockProvider on node-redis Sentinel clients',
   () => redisClientsTarget(sentinelClient, (c) => c.close(), inspector()),
@@ -106,12 +110,14 @@ test('SENTINEL FAILOVER: locks work again on the promoted replica, waiters are s
     while ((await setup.masterPort()) === oldMaster && Date.now() < deadline) await sleep(100);
     expect(await setup.masterPort()).not.toBe(oldMaster);
     // The old master follows the promoted replica (until then it still takes writes: Sentinel's window, not the store's).
-    const [newMaster, demoted] = setup.master.port === oldMaster ? [setup.replica, setup.master] : [setup.master, setup.replica];
+    const [newMaster, demoted] =
+      setup.master.port === oldMaster ? [setup.replica, setup.master] : [setup.master, setup.replica];
     await demoted.until((out) => out.trim().startsWith('slave'), 'role');
 
     // Locking again once the clients found the new master (a call in the switch may fail with LockStoreError).
     let after: number | undefined;
-    while (after === undefined && Date.now() < deadline) after = await tokenOf(a, 'fenced').catch(() => sleep(200).then(() => undefined));
+    while (after === undefined && Date.now() < deadline)
+      after = await tokenOf(a, 'fenced').catch(() => sleep(200).then(() => undefined));
     expect(after).toBeGreaterThan(before);
     expect(await tokenOf(b, 'fenced')).toBeGreaterThan(after!);
     const held = await a.acquire('after', { ttl: 30_000 });

@@ -41,9 +41,13 @@ test('nothing listens: acquire fails within the bound with a LockStoreError nami
   const client = nodeRedis(`redis://127.0.0.1:${port}`);
   const provider = new RedisLockProvider({ redis: client, commandTimeout: COMMAND_TIMEOUT });
   try {
-    const { ms, error } = await failure(() => provider.acquire({ key: unique('nowhere'), owner: 'a', ttl: 1_000, wait: false }));
+    const { ms, error } = await failure(() =>
+      provider.acquire({ key: unique('nowhere'), owner: 'a', ttl: 1_000, wait: false }),
+    );
     expect(error).toBeInstanceOf(LockStoreError);
-    expect((error as Error).message).toMatch(new RegExp(`Redis at 127\\.0\\.0\\.1:${port} refused the connection \\(ECONNREFUSED\\)`));
+    expect((error as Error).message).toMatch(
+      new RegExp(`Redis at 127\\.0\\.0\\.1:${port} refused the connection \\(ECONNREFUSED\\)`),
+    );
     expect(ms).toBeLessThan(BOUND);
   } finally {
     await provider.close();
@@ -89,7 +93,9 @@ test('a password the client lacks: a LockStoreError naming NOAUTH', async () => 
   const client = nodeRedis(server.url);
   const provider = new RedisLockProvider({ redis: client, commandTimeout: COMMAND_TIMEOUT });
   try {
-    const { error } = await failure(() => provider.acquire({ key: unique('noauth'), owner: 'a', ttl: 1_000, wait: false }));
+    const { error } = await failure(() =>
+      provider.acquire({ key: unique('noauth'), owner: 'a', ttl: 1_000, wait: false }),
+    );
     expect(error).toBeInstanceOf(LockStoreError);
     expect((error as Error).message).toMatch(/NOAUTH/);
   } finally {
@@ -129,7 +135,9 @@ test('after a failover demoted its server to a replica: a LockStoreError naming 
     expect(await provider.acquire({ key, owner: 'a', ttl: 5_000, wait: false })).not.toBeNull();
     // What a failover does to the old master: it follows the promoted replica, and refuses writes.
     await server.command('replicaof', '127.0.0.1', promoted.port);
-    const { ms, error } = await failure(() => provider.acquire({ key: unique('readonly'), owner: 'b', ttl: 5_000, wait: false }));
+    const { ms, error } = await failure(() =>
+      provider.acquire({ key: unique('readonly'), owner: 'b', ttl: 5_000, wait: false }),
+    );
     expect(error).toBeInstanceOf(LockStoreError);
     expect((error as Error).message).toMatch(/READONLY/);
     expect(ms).toBeLessThan(BOUND);

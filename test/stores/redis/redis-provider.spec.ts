@@ -111,7 +111,8 @@ test('a wait on a free key is one script call; a key a wait found held queues at
     seen = total;
     return since;
   };
-  const wait = (provider: RedisLockProvider, owner: string) => provider.acquire({ key: 'k', owner, ttl: 10_000, wait: true });
+  const wait = (provider: RedisLockProvider, owner: string) =>
+    provider.acquire({ key: 'k', owner, ttl: 10_000, wait: true });
   try {
     // Loaded up front: a first EVALSHA of each script would fail with NOSCRIPT and count twice.
     for (const script of Object.values(SCRIPTS)) await admin.script('LOAD', script.source);
@@ -164,7 +165,9 @@ interface ClientSocket {
 }
 
 /** `fn` with a provider on a client passed in (the app's, connected), and that client's socket; closes both after. */
-async function onAppClient(fn: (client: Redis, shared: RedisLockProvider, socket: ClientSocket) => Promise<void>): Promise<void> {
+async function onAppClient(
+  fn: (client: Redis, shared: RedisLockProvider, socket: ClientSocket) => Promise<void>,
+): Promise<void> {
   const client = new Redis(url);
   const shared = new RedisLockProvider({ redis: client });
   try {
@@ -187,7 +190,9 @@ test("on a client passed in, the app's own commands and lock calls of one turn k
     const granted = shared.acquire({ key, owner: 'a', ttl: 10_000, wait: true });
     const lockValue = client.get(`{${key}}`);
     const appValue = client.get(`${key}:app`);
-    const many = Array.from({ length: 50 }, (_, i) => shared.acquire({ key: `${key}:${i}`, owner: `o${i}`, ttl: 10_000, wait: false }));
+    const many = Array.from({ length: 50 }, (_, i) =>
+      shared.acquire({ key: `${key}:${i}`, owner: `o${i}`, ttl: 10_000, wait: false }),
+    );
     expect(await set).toBe('OK');
     expect(await granted).not.toBeNull();
     expect(await lockValue).toBe('a');
@@ -248,7 +253,9 @@ test('coalesce(): the calls made inside leave in one write when it returns, also
     expect(await client.get(`{${key}}`)).toBe('b');
 
     // A busy turn: one call written at once, 15 held back; the next held call would be the 16th, which sends them.
-    const tries = Array.from({ length: 16 }, (_, i) => shared.acquire({ key: `${key}:busy:${i}`, owner: 'm', ttl: 10_000, wait: false }));
+    const tries = Array.from({ length: 16 }, (_, i) =>
+      shared.acquire({ key: `${key}:busy:${i}`, owner: 'm', ttl: 10_000, wait: false }),
+    );
     let heldAfterRelease = 0;
     const [again, third] = shared.coalesce(() => {
       const r = shared.release(key, 'b');
@@ -520,7 +527,9 @@ test('a contended section costs at most 5 Redis commands (about 2: queue, releas
   const onEvent = (e: { type: string }) => {
     if (e.type === 'contended') queued++;
   };
-  const managers = [0, 1].map(() => new LockManager({ provider: new RedisLockProvider({ redis: server.url }), onEvent }));
+  const managers = [0, 1].map(
+    () => new LockManager({ provider: new RedisLockProvider({ redis: server.url }), onEvent }),
+  );
   const admin = new Redis(server.url);
   try {
     await Promise.all(managers.map((m) => m.provider.ping()));
@@ -544,7 +553,10 @@ test('a contended section costs at most 5 Redis commands (about 2: queue, releas
     const publishes = calls('publish');
     expect(publishes).toBeGreaterThan(0);
     expect(publishes).toBeLessThan(queued);
-    const channels = await admin.pubsub('NUMSUB', ...managers.map((m) => `nest-lock:grants:${(m.provider as unknown as { instance: string }).instance}`));
+    const channels = await admin.pubsub(
+      'NUMSUB',
+      ...managers.map((m) => `nest-lock:grants:${(m.provider as unknown as { instance: string }).instance}`),
+    );
     expect(channels).toEqual([expect.any(String), 1, expect.any(String), 1]);
   } finally {
     for (const m of managers) await m.provider.close();
@@ -556,12 +568,15 @@ test('a contended section costs at most 5 Redis commands (about 2: queue, releas
 test('a hand-off between two processes costs Redis 19 commands, calls inside scripts included: 8 to queue, 11 to release and grant', async () => {
   const server = await RedisServer.start();
   // Strict FIFO between two providers, one caller each: every section after the first is handed over by the other's release.
-  const managers = [0, 1].map(() => new LockManager({ provider: new RedisLockProvider({ redis: server.url }), localHandOff: false }));
+  const managers = [0, 1].map(
+    () => new LockManager({ provider: new RedisLockProvider({ redis: server.url }), localHandOff: false }),
+  );
   const admin = new Redis(server.url);
   const run = (rounds: number) =>
     Promise.all(
       managers.map(async (m) => {
-        for (let i = 0; i < rounds; i++) await m.withLock('budget', () => sleep(2), { onHeld: 'wait', waitTimeout: 20_000 });
+        for (let i = 0; i < rounds; i++)
+          await m.withLock('budget', () => sleep(2), { onHeld: 'wait', waitTimeout: 20_000 });
       }),
     );
   try {
@@ -571,7 +586,9 @@ test('a hand-off between two processes costs Redis 19 commands, calls inside scr
     await run(rounds);
     const stats = await admin.info('commandstats');
     const calls = new Map([...stats.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
-    const lock = [...calls].filter(([cmd]) => !['info', 'config|resetstat', 'config'].includes(cmd)).reduce((n, [, c]) => n + c, 0);
+    const lock = [...calls]
+      .filter(([cmd]) => !['info', 'config|resetstat', 'config'].includes(cmd))
+      .reduce((n, [, c]) => n + c, 0);
     const sections = 2 * rounds;
     // Per hand-off: the queueing call (EVALSHA, GET, RPUSH, HSET, 2 PEXPIRE, TIME, PTTL) and the release
     // (EVALSHA, GET, LPOP, HGET, TIME, HDEL, the fencing counter: GET + SET, or SET ... GET, SET, PUBLISH).
@@ -618,7 +635,9 @@ test('the in-memory default does not load ioredis; configuring redis does', asyn
     await redis.close();
   `;
   const out = await new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, ['--input-type=module', '-e', script], (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout))),
+    execFile(process.execPath, ['--input-type=module', '-e', script], (err, stdout, stderr) =>
+      err ? reject(new Error(stderr)) : resolve(stdout),
+    ),
   );
   expect(JSON.parse(out)).toEqual({ before: false, after: true, kinds: ['memory', 'redis'] });
 });

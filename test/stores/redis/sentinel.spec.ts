@@ -42,7 +42,9 @@ afterAll(async () => {
 });
 
 test('LockModule.forRoot({ redis: { sentinels, name } }) locks on the master the Sentinels name', async () => {
-  const moduleRef = await Test.createTestingModule({ imports: [LockModule.forRoot({ redis, commandTimeout: COMMAND_TIMEOUT })] }).compile();
+  const moduleRef = await Test.createTestingModule({
+    imports: [LockModule.forRoot({ redis, commandTimeout: COMMAND_TIMEOUT })],
+  }).compile();
   await moduleRef.init();
   try {
     const locks = moduleRef.get(LockService);
@@ -62,7 +64,15 @@ test('the master SIGKILLed under load: LockStoreError within the bound, locking 
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);
-  const child = new ChildLines(spawnFixture(new URL('./fixtures/lock-child.js', import.meta.url), { redis, name: 'woken', ttl: 30_000, wait: true, go: true }));
+  const child = new ChildLines(
+    spawnFixture(new URL('./fixtures/lock-child.js', import.meta.url), {
+      redis,
+      name: 'woken',
+      ttl: 30_000,
+      wait: true,
+      go: true,
+    }),
+  );
   try {
     await child.next('ready'); // connected to the old master: it has to find the new one by itself
 

@@ -29,8 +29,12 @@ describe('Redis killed and restarted mid-run', () => {
   let other: LockManager;
   beforeAll(async () => {
     server = await RedisServer.start();
-    locks = new LockManager({ provider: new RedisLockProvider({ redis: server.url, commandTimeout: COMMAND_TIMEOUT }) });
-    other = new LockManager({ provider: new RedisLockProvider({ redis: server.url, commandTimeout: COMMAND_TIMEOUT }) });
+    locks = new LockManager({
+      provider: new RedisLockProvider({ redis: server.url, commandTimeout: COMMAND_TIMEOUT }),
+    });
+    other = new LockManager({
+      provider: new RedisLockProvider({ redis: server.url, commandTimeout: COMMAND_TIMEOUT }),
+    });
   });
   afterAll(async () => {
     for (const m of [locks, other]) {
@@ -117,7 +121,8 @@ describe('Redis killed and restarted mid-run', () => {
     // The counter was lost with the restart (no persistence); it restarts from the clock, so tokens still grow.
     expect(after!).toBeGreaterThan(before!);
     // The subscriber reconnects on its own (ioredis backs off up to 2 s between attempts)...
-    const subscriber = (locks.provider as unknown as { waiters: { subscriber?: { status: string } } }).waiters.subscriber;
+    const subscriber = (locks.provider as unknown as { waiters: { subscriber?: { status: string } } }).waiters
+      .subscriber;
     const subscriberDeadline = Date.now() + 10_000;
     while (subscriber?.status !== 'ready' && Date.now() < subscriberDeadline) await sleep(50);
     expect(subscriber?.status).toBe('ready');

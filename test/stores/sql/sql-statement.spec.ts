@@ -28,13 +28,20 @@ test('the header is dropped, and the placeholders are listed once each, in order
 });
 
 test('each placeholder is replaced by its value, every time it stands', () => {
-  const statement = parseSqlStatement('x/statements/take', `${HEADER}SELECT {{a}} FROM {{locks}}, {{locks}} WHERE $1 = $2`);
-  expect(sqlWithTables(statement, { locks: '"s"."t"', a: '1', unused: 'x' })).toBe('SELECT 1 FROM "s"."t", "s"."t" WHERE $1 = $2');
+  const statement = parseSqlStatement(
+    'x/statements/take',
+    `${HEADER}SELECT {{a}} FROM {{locks}}, {{locks}} WHERE $1 = $2`,
+  );
+  expect(sqlWithTables(statement, { locks: '"s"."t"', a: '1', unused: 'x' })).toBe(
+    'SELECT 1 FROM "s"."t", "s"."t" WHERE $1 = $2',
+  );
 });
 
 test('a placeholder without a value is an error, never sent', () => {
   const statement = parseSqlStatement('x/statements/take', `${HEADER}SELECT * FROM {{locks}} JOIN {{waiters}}`);
-  expect(() => sqlWithTables(statement, { locks: '"t"' })).toThrow('take.sql uses {{waiters}}, which the store does not define');
+  expect(() => sqlWithTables(statement, { locks: '"t"' })).toThrow(
+    'take.sql uses {{waiters}}, which the store does not define',
+  );
 });
 
 test('a file without its header, or whose header lacks Input: or Output:, is refused', () => {
@@ -43,7 +50,9 @@ test('a file without its header, or whose header lacks Input: or Output:, is ref
   expect(() => parseSqlStatement('x/statements/take', 'SELECT 1 /* Input: Output: */')).toThrow(refused);
   expect(() => parseSqlStatement('x/statements/take', '/* Takes a row. Output: one row */\nSELECT 1')).toThrow(refused);
   expect(() => parseSqlStatement('x/statements/take', '/* Takes a row. Input: none */\nSELECT 1')).toThrow(refused);
-  expect(parseSqlStatement('x/statements/take', '/* Takes a row. Input: none Output: one row */\nSELECT 1').text).toBe('SELECT 1');
+  expect(parseSqlStatement('x/statements/take', '/* Takes a row. Input: none Output: one row */\nSELECT 1').text).toBe(
+    'SELECT 1',
+  );
 });
 
 test('a parameter the header does not name on a line of its own is refused', () => {
