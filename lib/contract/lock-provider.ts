@@ -53,11 +53,6 @@ export interface LockGrant extends LockGrantCapabilities {
   readonly fencingToken: number;
 }
 
-/** Whether `value` is a promise (or another thenable) rather than a plain answer. @internal */
-export function isThenable<T>(value: MaybePromise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
 /**
  * The optional members a store may define ({@link LockProviderCapabilities}),
  * declared on every `LockProvider`.

@@ -2,7 +2,8 @@ import { lockScope, type LockEntry, type LockScope } from './lock-context.js';
 import type { LockHandle } from './lock-handle.interface.js';
 import { LockLostError } from '../errors/lock.errors.js';
 import type { LockEvent } from '../contract/lock-events.interface.js';
-import { isThenable, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
+import type { LockProvider } from '../contract/lock-provider.js';
+import { andThen, type MaybePromise } from '../contract/maybe-promise.js';
 import type { LockLogger } from '../contract/lock-logger.interface.js';
 import { lostDetails, releaseFailedLog, renewFailedLog, optionPlaces } from '../errors/lock.messages.js';
 import { TimedNode, type TimedList } from '../shared/timer.js';
@@ -219,13 +220,11 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     } catch (err) {
       return this.releaseFailed(err);
     }
-    if (isThenable(done)) {
-      return done.then(
-        () => this.released(wasHeld, heldMs),
-        (err: unknown) => this.releaseFailed(err),
-      );
-    }
-    return this.released(wasHeld, heldMs);
+    return andThen(
+      done,
+      () => this.released(wasHeld, heldMs),
+      (err: unknown) => this.releaseFailed(err),
+    );
   }
 
   /** Frees the key at the store, or with `holdAtLeast` time left keeps it (owner-checked) until that has passed. */

@@ -2,7 +2,7 @@ import { HeldLock, type HeldLockContext } from './held-lock.js';
 import type { LockRequest } from './lock-request.js';
 import { LockError } from '../errors/lock.errors.js';
 import { grantedAfterCloseMessage, requestedAfterCloseMessage } from '../errors/lock.messages.js';
-import { isThenable, type MaybePromise } from '../contract/lock-provider.js';
+import { allOf, andThen, type MaybePromise } from '../contract/maybe-promise.js';
 import type { LocalHandOff } from '../hand-off/local-hand-off.js';
 import type { HandOffGrant } from '../hand-off/hand-off-grant.js';
 import { now } from '../shared/clock.js';
@@ -39,27 +39,19 @@ export class LockAcquirer {
     if (this.closed) {
       throw new LockError(requestedAfterCloseMessage(req.name), { lockName: req.name });
     }
-    const grant = this.handOff.acquire(req);
-    if (!isThenable(grant)) {
-      const lock = this.granted(req, grant);
-      return isThenable(lock) ? lock.then(then) : then(lock);
-    }
-    if (req.wait) {
-      return grant.then((g) => {
-        const lock = this.granted(req, g);
-        return isThenable(lock) ? lock.then(then) : then(lock);
-      });
-    }
+    if (req.wait) return andThen(this.handOff.acquire(req), (g) => andThen(this.granted(req, g), then));
     this.tries++;
-    return grant.then(
-      (g) => {
-        this.triedOne();
-        const lock = this.granted(req, g);
-        return isThenable(lock) ? lock.then(then) : then(lock);
-      },
+    let grant: MaybePromise<HandOffGrant | null>;
+    try {
+      grant = this.handOff.acquire(req);
+    } catch (err) {
+      throw (this.triedOne(), err);
+    }
+    return andThen(
+      grant,
+      (g) => (this.triedOne(), andThen(this.granted(req, g), then)),
       (err: unknown) => {
-        this.triedOne();
-        throw err;
+        throw (this.triedOne(), err);
       },
     );
   }
@@ -76,13 +68,12 @@ export class LockAcquirer {
     if (grants === undefined) return undefined;
     const locks = (g: HandOffGrant[] | null): MaybePromise<HeldLock[] | null> => {
       if (!g) return null;
-      const each = reqs.map((req, i) => this.granted(req, g[i]) as MaybePromise<HeldLock>);
       // (closed meanwhile: each lock is being released and its promise rejects)
-      return each.some(isThenable) ? Promise.all(each) : (each as HeldLock[]);
+      return allOf(reqs.map((req, i) => this.granted(req, g[i]) as MaybePromise<HeldLock>));
     };
-    if (!isThenable(grants)) return locks(grants);
     this.tries++;
-    return grants.then(
+    return andThen(
+      grants,
       (g) => (this.triedOne(), locks(g)),
       (err: unknown) => {
         throw (this.triedOne(), err);

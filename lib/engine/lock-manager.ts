@@ -12,14 +12,14 @@ import { assertCallOptions, assertLockName, assertLockNames, assertManagerOption
 import { LockRequests } from './lock-requests.js';
 import { MultiLockAcquirer } from './multi-lock-acquirer.js';
 import { LockRenewals } from './lock-renewal.js';
-import { runEntered, runWhenEntered } from './scoped-call.js';
+import { runScoped } from './scoped-call.js';
 import { defaultInstanceId } from './default-instance-id.js';
 import { LockOptionsError, LockReentryError } from '../errors/lock.errors.js';
 import { notAFunctionMessage, onEventThrewLog } from '../errors/lock.messages.js';
 import type { LockEvent } from '../contract/lock-events.interface.js';
 import { silentLogger, type LockLogger } from '../contract/lock-logger.interface.js';
 import type { LockCallOptions } from '../contract/lock-options.interface.js';
-import { isThenable, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
+import type { LockProvider, MaybePromise } from '../contract/lock-provider.js';
 import { DEFAULT_KEY_PREFIX } from '../contract/lock.constants.js';
 import { TimedList } from '../shared/timer.js';
 import { InstanceOwnerTokens, instanceIdOf } from '../shared/owner-token.js';
@@ -189,7 +189,7 @@ export class LockManager {
       return Promise.reject(err);
     }
     // An in-memory store answers at once: no await before the section, and one promise (the section's own `then`) after it.
-    return isThenable(entering) ? runWhenEntered(entering, fn) : runEntered(entering, fn);
+    return runScoped(entering, fn);
   }
 
   /**

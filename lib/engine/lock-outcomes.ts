@@ -6,7 +6,7 @@ import { LockAcquireError, LockStoreError } from '../errors/lock.errors.js';
 import { heldSkippedLog, heldSummaryLog, heldThrownLog, storeFailuresSummaryLog } from '../errors/lock.messages.js';
 import type { LockEvent, LockOutcome } from '../contract/lock-events.interface.js';
 import type { LockLogger } from '../contract/lock-logger.interface.js';
-import { isThenable, type MaybePromise } from '../contract/lock-provider.js';
+import { andThen, type MaybePromise } from '../contract/maybe-promise.js';
 import { now } from '../shared/clock.js';
 
 /** How often repeated log lines (a held lock, a store failure of the same cause) are summarized, in ms. @internal */
@@ -71,11 +71,8 @@ export class LockOutcomes {
       this.answer(req, started, null, err);
       throw err;
     }
-    if (!isThenable(lock)) {
-      this.answer(req, started, lock);
-      return then(lock);
-    }
-    return lock.then(
+    return andThen(
+      lock,
       (l) => {
         this.answer(req, started, l);
         return then(l);
@@ -112,8 +109,9 @@ export class LockOutcomes {
     } catch (err) {
       throw (answered(undefined, err), err);
     }
-    if (!isThenable(locks)) return (answered(locks), locks);
-    return locks.then(
+    if (locks === undefined) return undefined;
+    return andThen(
+      locks,
       (l) => (answered(l), l),
       (err: unknown) => {
         throw (answered(undefined, err), err);

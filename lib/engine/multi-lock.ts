@@ -1,7 +1,7 @@
 import type { HeldLock } from './held-lock.js';
 import type { LockHandle } from './lock-handle.interface.js';
 import { lockScope, type LockEntry, type LockScope } from './lock-context.js';
-import { isThenable, type MaybePromise } from '../contract/lock-provider.js';
+import { allOf, andThen, type MaybePromise } from '../contract/maybe-promise.js';
 import { guardLeaseSignal, type LeaseClock } from './lease-signal.js';
 
 /** A name of a multi-name lock that an outer lock of the call chain already holds (a `reentrant` nested call): used, not taken. @internal */
@@ -108,8 +108,11 @@ export class MultiLock implements LockHandle, LockScope, LockEntry, LeaseClock {
     if (this.done) return false;
     this.done = true;
     for (const unlisten of this.unlisten.splice(0)) unlisten();
-    const results = this.parts.map((part) => part.exit());
-    const all = (answers: boolean[]): boolean => answers.length > 0 && answers.every(Boolean);
-    return results.some(isThenable) ? Promise.all(results).then(all) : all(results as boolean[]);
+    return andThen(allOf(this.parts.map((part) => part.exit())), everyHeld);
   }
+}
+
+/** `true` when there was a lock to release and every one was still held. */
+function everyHeld(answers: boolean[]): boolean {
+  return answers.length > 0 && answers.every(Boolean);
 }

@@ -7,7 +7,8 @@ import { acquireError, type HandOffEvents } from './acquire-error.js';
 import { storeRequest } from './store-request.js';
 import { LockError } from '../errors/lock.errors.js';
 import { closedWhileWaitingMessage } from '../errors/lock.messages.js';
-import { isThenable, type LockGrant, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
+import type { LockGrant, LockProvider } from '../contract/lock-provider.js';
+import { andThen, type MaybePromise } from '../contract/maybe-promise.js';
 import { now } from '../shared/clock.js';
 
 type Cohort = Plain | Permits;
@@ -101,8 +102,7 @@ export class LocalHandOff {
       atStore?.forEach((cohort) => this.fromStore(cohort, false));
       return null;
     };
-    if (!isThenable(grants)) return each(grants);
-    return grants.then(each, (err: unknown) => {
+    return andThen(grants, each, (err: unknown) => {
       throw failed(err);
     });
   }
@@ -125,8 +125,7 @@ export class LocalHandOff {
         cohort,
         turn: next.turn,
       });
-      if (isThenable(missed)) void missed.then((waiter) => waiter && this.sendToStore(waiter, cohort));
-      else if (missed) this.sendToStore(missed, cohort);
+      void andThen(missed, (waiter) => waiter && this.sendToStore(waiter, cohort));
       return true;
     }
     const next = cohort.handOver(hold, leaseLeftMs);
@@ -216,17 +215,21 @@ export class LocalHandOff {
       // Waiters only: callers of this process queue behind a waiting caller's grant; a try's grant stays its own.
       grant = this.provider.acquire(storeRequest(req, req.wait && this.cohorts ? FENCE_BLOCK : undefined));
     } catch (err) {
-      if (cohort) this.fromStore(cohort, true);
-      throw acquireError(this.events, req.name, err);
+      throw this.askFailed(req, cohort, err);
     }
-    if (!isThenable(grant)) return this.granted(req, grant, cohort);
-    return grant.then(
+    return andThen(
+      grant,
       (g) => this.granted(req, g, cohort),
       (err: unknown) => {
-        if (cohort) this.fromStore(cohort, true);
-        throw acquireError(this.events, req.name, err);
+        throw this.askFailed(req, cohort, err);
       },
     );
+  }
+
+  /** The store failed the caller's acquisition: its cohort hears of it, and the caller gets the error naming its lock. */
+  private askFailed(req: HandOffRequest, cohort: Cohort | undefined, err: unknown): Error {
+    if (cohort) this.fromStore(cohort, true);
+    return acquireError(this.events, req.name, err);
   }
 
   /**
@@ -273,9 +276,7 @@ export class LocalHandOff {
         ? req
         : { ...req, options: { ...o, waitTimeout: Math.max(0, o.waitTimeout - (now() - req.requestedAt)) } };
     try {
-      const grant = this.ask(asked, cohort);
-      if (isThenable(grant)) grant.then((g) => waiter.settle(queuedHere(g)), waiter.fail);
-      else waiter.settle(queuedHere(grant));
+      void andThen(this.ask(asked, cohort), (g) => waiter.settle(queuedHere(g)), waiter.fail);
     } catch (err) {
       waiter.fail(err);
     }

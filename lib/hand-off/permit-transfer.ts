@@ -2,7 +2,8 @@ import type { HandOffEvents } from './acquire-error.js';
 import { LocalHold } from './hand-off-grant.js';
 import type { LocalWaiter } from './local-waiter.js';
 import type { PermitCohort, PermitTurn } from './permit-cohort.js';
-import { isThenable, type LockGrant, type LockProvider, type MaybePromise } from '../contract/lock-provider.js';
+import type { LockGrant, LockProvider } from '../contract/lock-provider.js';
+import { andThen, type MaybePromise } from '../contract/maybe-promise.js';
 import { now } from '../shared/clock.js';
 
 /** One local hand-off of a permit: who gives it, who takes it, and the turn it goes on with. @internal */
@@ -52,7 +53,7 @@ export function transferPermit(
   };
   try {
     const g = provider.transfer!(req.key, from.owner, req.owner, req.options.ttl);
-    return isThenable(g) ? g.then(moved, failed) : moved(g);
+    return andThen(g, moved, failed);
   } catch (err) {
     return failed(err);
   }

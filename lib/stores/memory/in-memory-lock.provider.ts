@@ -15,7 +15,8 @@ import { now } from '../../shared/clock.js';
 import { MAX_TIMER_MS, timerDelay } from '../../shared/timer.js';
 import { assertDuration } from '../../contract/lock-limits.validation.js';
 import type { LockMode } from '../../contract/lock-options.interface.js';
-import { isThenable, type LockBatchRequest, type LockExtension } from '../../contract/lock-provider.js';
+import type { LockBatchRequest, LockExtension } from '../../contract/lock-provider.js';
+import { allOf } from '../../contract/maybe-promise.js';
 
 /** What {@link InMemoryLockProvider.hold} may be told besides the name. */
 export interface InMemoryHoldOptions {
@@ -364,7 +365,6 @@ export class InMemoryLockProvider extends LockProvider {
 
   /** {@inheritDoc LockProviderCapabilities.extendMany} {@link extend} for each lock, in order. */
   extendMany(locks: readonly LockExtension[]): MaybePromise<boolean[]> {
-    const answers = locks.map((l) => this.extend(l.key, l.owner, l.ttl));
-    return answers.some(isThenable) ? Promise.all(answers) : (answers as boolean[]);
+    return allOf(locks.map((l) => this.extend(l.key, l.owner, l.ttl)));
   }
 }
