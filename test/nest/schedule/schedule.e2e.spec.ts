@@ -84,6 +84,7 @@ describe('@Locked scheduled tasks on 3 processes (Redis)', () => {
       const tokens = ticks.map((t) => Number(t.split('|')[2]));
       for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
     },
+    90_000,
   );
 
   test('@Interval: runs never overlap across processes and happen about once per period', async () => {
@@ -94,7 +95,7 @@ describe('@Locked scheduled tasks on 3 processes (Redis)', () => {
     // 3 processes x ~5 ticks each would be ~15 runs without the lock; holdAtLeast 900 ms lets about one per second through.
     expect(spans.length).toBeGreaterThanOrEqual(3);
     expect(spans.length).toBeLessThanOrEqual(9);
-  });
+  }, 90_000);
 
   test('holdAtLeast: replicas whose ticks fire up to 300 ms apart run each tick once with it, and more than once without it', async () => {
     const offsets = [0, 150, 300];
@@ -113,5 +114,5 @@ describe('@Locked scheduled tasks on 3 processes (Redis)', () => {
     expect(without.errors).toEqual([]);
     const counts = [...runsPerTick(without.ticks).values()];
     expect(counts.some((n) => n > 1)).toBe(true);
-  });
+  }, 120_000); // two rounds of three Nest processes: their start-up alone took over 10 s on a loaded machine
 });
