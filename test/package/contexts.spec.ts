@@ -1,5 +1,5 @@
 /**
- * The packed library beyond HTTP (issue 36), in test/apps/contexts-esm-vitest:
+ * The packed library beyond HTTP (docs/contexts.md), in test/apps/contexts-esm-vitest:
  * one app from the tarball hosting GraphQL (Apollo on Express, Mercurius on
  * Fastify), microservices (TCP and Redis), socket.io and ws gateways,
  * `@OnEvent` and a BullMQ worker. Its own Vitest spec, on Node 20, fires
