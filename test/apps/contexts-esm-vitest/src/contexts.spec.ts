@@ -196,7 +196,7 @@ describe.each(modes)('with $store', ({ down }) => {
   test.each([
     ['jobDelay', 'delay', 3, 'a held one is moved back to delayed, not failed'],
     ["onHeld: 'wait'", 'wait', 2, 'a held one waits for the lock in its worker slot'],
-  ] as const)('BullMQ (%s): %i jobs of one account run one at a time; %s', async (_option, kind, count) => {
+  ] as const)('BullMQ (%s, queue %s): %i jobs of one account run one at a time; %s', async (_option, kind, count) => {
     const url = `${app.urls.apollo}/jobs/${kind}`;
     expect((await fetch(`${url}?count=${count}`, { method: 'POST' })).status).toBe(201);
     type Stats = { runs: number; maxInside: number; states: string[]; failed: string[] };
