@@ -114,6 +114,24 @@ function moduleState(code: string): string[] {
 const ours = (imp: LibImport, ...folders: string[]): boolean =>
   !imp.external && folders.some((f) => imp.to.startsWith(`lib/${f}/`));
 
+/**
+ * The packages of the contexts beyond HTTP (docs/contexts.md): an app uses the
+ * ones it has, so lib/ reads what it needs from the objects Nest hands it and
+ * imports none of them, not even for a type.
+ */
+const INTEGRATIONS = [
+  '@nestjs/graphql',
+  '@nestjs/microservices',
+  '@nestjs/websockets',
+  '@nestjs/platform-socket.io',
+  '@nestjs/event-emitter',
+  '@nestjs/bullmq',
+  'bullmq',
+  'graphql',
+  'socket.io',
+  'ws',
+];
+
 const RULES: Rule[] = [
   {
     name: 'engine, hand-off, contract and shared import no @nestjs/* package',
@@ -151,6 +169,11 @@ const RULES: Rule[] = [
     forbids: (i) =>
       (i.external && /^(@nestjs\/|jest$|@jest\/|vitest$|@vitest\/)/.test(i.to)) ||
       ours(i, 'nest', 'stores', 'dashboard', 'health', 'leader'),
+  },
+  {
+    name: 'nothing in lib/ imports an integration package (GraphQL, microservices, WebSockets, events, BullMQ): they stay optional',
+    files: /^lib\//,
+    forbids: (i) => i.external && INTEGRATIONS.includes(i.to),
   },
 ];
 

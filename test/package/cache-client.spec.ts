@@ -1,6 +1,6 @@
 /**
  * The packed library on the node-redis client a Nest 12 app already has
- * (issue 33): test/apps/nest12-cache-node-redis follows Nest's caching docs
+ * (docs/stores.md): test/apps/nest12-cache-node-redis follows Nest's caching docs
  * (`@nestjs/cache-manager` over Keyv and `@keyv/redis`) and passes the
  * client of its Keyv store to `LockModule.forRootAsync` (injecting
  * `CACHE_MANAGER`). The app is installed from its lockfile (cached, see

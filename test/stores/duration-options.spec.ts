@@ -1,6 +1,6 @@
 /**
  * Durations and the key prefix in the module's and the stores' own options
- * follow the one rule of names and durations (issue 31, item 5): a value over
+ * follow the one rule of names and durations (docs/configuration.md): a value over
  * MAX_DURATION_MS (the longest Node timer), or a key prefix over
  * MAX_KEY_PREFIX_LENGTH or with a control character, fails at forRoot / at
  * the constructor with LockOptionsError naming the option, the value and the

@@ -10,7 +10,7 @@ import { AuditController, AuditListener } from './audit.listener.js';
 import { lockModule } from './lock-store.js';
 import { ReportController } from './report.controller.js';
 import { ReportGateway } from './report.gateway.js';
-import { JobsController, QUEUE, ReportProcessor } from './report.processor.js';
+import { JobsController, QUEUES, ReportProcessor, WaitingReportProcessor } from './report.processor.js';
 import { ReportResolver } from './report.resolver.js';
 
 /** Express: GraphQL with Apollo, microservices (TCP, Redis), a socket.io gateway, @OnEvent, a BullMQ worker. */
@@ -20,10 +20,10 @@ import { ReportResolver } from './report.resolver.js';
     EventEmitterModule.forRoot(),
     GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, autoSchemaFile: true }),
     BullModule.forRoot({ connection: { host: '127.0.0.1', port: 6379 } }),
-    BullModule.registerQueue({ name: QUEUE }),
+    BullModule.registerQueue({ name: QUEUES.delay }, { name: QUEUES.wait }),
   ],
   controllers: [ReportController, AuditController, JobsController],
-  providers: [ReportResolver, ReportGateway, AuditListener, ReportProcessor, { provide: APP_FILTER, useClass: LockExceptionFilter }],
+  providers: [ReportResolver, ReportGateway, AuditListener, ReportProcessor, WaitingReportProcessor, { provide: APP_FILTER, useClass: LockExceptionFilter }],
 })
 export class AppModule {}
 
