@@ -315,7 +315,10 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     this.schedule();
   }
 
-  /** The lease is over at `t` (less its margin): lost, saying why, and that the process did not run when it ended (seen past the lease's end). */
+  /**
+   * The lease is over at `t` (less its margin): lost, saying why, and, when seen past the store's lease end, that the
+   * process did not run when it ended and how long after that end (measured from the end itself, not from the margin).
+   */
   private leaseRanOut(t: number): void {
     const detail = this.capped
       ? lostDetails.maxHold(this.settings.maxHold)
@@ -324,7 +327,7 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
         : this.settings.renew
           ? lostDetails.notRenewedInTime(this.settings.ttl)
           : lostDetails.renewOff(this.settings.ttl);
-    this.lose(t >= this.leaseEnd ? lostDetails.notRunning(detail, Math.round(t - this.heldUntil)) : detail);
+    this.lose(t >= this.leaseEnd ? lostDetails.notRunning(detail, Math.round(t - this.leaseEnd)) : detail);
   }
 
   private renew(): void {

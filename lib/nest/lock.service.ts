@@ -174,7 +174,8 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * Checks at boot that the store works (one ping, bounded by
    * `commandTimeout`): logs one warning with the cause, or with
    * `verifyOnBoot: 'fail'` stops the boot; so does a store that refuses how
-   * its server is set up (`evictionCheck: 'fail'` on a Redis that may evict). Warns once when locks live in one
+   * its server is set up (`evictionCheck: 'fail'` on a Redis that may evict), unless `verifyOnBoot` is `false`
+   * (no check at all). Warns once when locks live in one
    * process's memory in production. Nest lifecycle hook.
    */
   async onModuleInit(): Promise<void> {
@@ -191,7 +192,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
       await provider.ping();
     } catch (err) {
       const cause = err instanceof LockStoreError ? err.detail : err instanceof Error ? err.message : String(err);
-      // A store told to refuse how its server is set up (evictionCheck: 'fail') stops the boot whatever verifyOnBoot says.
+      // A store told to refuse how its server is set up (evictionCheck: 'fail') stops the boot with 'warn' as with 'fail'.
       const setup = provider.setupCheck?.();
       if (this.verifyOnBoot === 'fail' || setup?.refused) {
         // The boot stops: a connection the module opened must not keep reconnecting in the background.

@@ -159,6 +159,22 @@ describe('the drift margin', () => {
     expect(timed.signal.reason.message).toContain('renew is off');
   });
 
+  test("the LockLostError's figure counts from the lease's end itself, not from the margin before it", async () => {
+    const { m } = manager();
+    const t0 = performance.now();
+    const h = await m.acquire('late', { ttl: 3_000, renew: false });
+    const t1 = performance.now();
+    // The lease ended between t0 + ttl and t1 + ttl; the read comes 40 ms after the latest of those.
+    blockUntil(t1 + 3_000 + 40);
+    const r0 = performance.now();
+    expect(h.held).toBe(false);
+    const r1 = performance.now();
+    const late = Number(/it ran again (\d+) ms after the end of the lease/.exec(h.signal.reason.message)?.[1]);
+    // Measured from heldUntil (the end less its 32 ms margin) it would say about 72 ms.
+    expect(late).toBeGreaterThanOrEqual(Math.floor(r0 - t1 - 3_000));
+    expect(late).toBeLessThanOrEqual(Math.ceil(r1 - t0 - 3_000));
+  });
+
   test('extend: the new lease counts from before the call, less its margin', async () => {
     class SlowExtend extends InMemoryLockProvider {
       async extend(key: string, owner: string, ttl: number): Promise<boolean> {

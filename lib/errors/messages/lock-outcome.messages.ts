@@ -46,7 +46,7 @@ export const lostDetails = {
   renewalUnreachable: (ttl: number): string => `its ${ttl} ms lease ended while renewal could not reach the store`,
   notRenewedInTime: (ttl: number): string => `its ${ttl} ms lease ended before it could be renewed`,
   renewOff: (ttl: number): string => `its ${ttl} ms lease ended (renew is off)`,
-  /** `detail` (why the lease ended), when this process saw the end only `lateMs` after it: it was not running meanwhile. */
+  /** `detail` (why the lease ended), when this process saw the end only `lateMs` after the lease's end itself (not its drift margin): it was not running meanwhile. */
   notRunning: (detail: string, lateMs: number): string =>
     `${detail}; the lease ran out while this process was not running (a blocked event loop, a long GC pause, or a stopped process): ` +
     `it ran again ${lateMs} ms after the end of the lease`,

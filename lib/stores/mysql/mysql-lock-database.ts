@@ -48,6 +48,12 @@ function mysqlTarget(connection: MysqlConnection): { at: string; database: strin
 /** The MySQL error number of a `mysql2` error. */
 const errno = (err: unknown): number | undefined => (err as { errno?: number } | null)?.errno;
 
+/** Runs a prepared statement on one connection, within `timeout` ms: its result (rows, or the OK packet). */
+const query = (conn: PoolConnection, sql: string, values: unknown[], timeout: number): Promise<unknown> =>
+  new Promise((resolve, reject) =>
+    conn.execute({ sql, values, timeout }, (err: unknown, r: unknown) => (err ? reject(err) : resolve(r))),
+  );
+
 /** MySQL's ER_NO_SUCH_TABLE, ER_BAD_FIELD_ERROR, ER_TABLE_EXISTS_ERROR, ER_LOCK_DEADLOCK. */
 const NO_SUCH_TABLE = 1146;
 const BAD_FIELD = 1054;
@@ -144,12 +150,7 @@ export class MysqlLockDatabase {
     const conn = await new Promise<PoolConnection>((resolve, reject) =>
       pool.getConnection((err, c) => (err ? reject(err) : resolve(c))),
     );
-    const run = (sql: string, values: unknown[]): Promise<unknown> =>
-      new Promise((resolve, reject) =>
-        conn.execute({ sql, values, timeout: this.commandTimeout }, (err: unknown, r: unknown) =>
-          err ? reject(err) : resolve(r),
-        ),
-      );
+    const run = (sql: string, values: unknown[]): Promise<unknown> => query(conn, sql, values, this.commandTimeout);
     // mysql2's own transaction calls (BEGIN, COMMIT, ROLLBACK), each bounded like a statement by the caller's bound.
     const step = (call: (cb: (err: unknown) => void) => void): Promise<void> =>
       new Promise((resolve, reject) => call((err) => (err ? reject(err) : resolve())));
@@ -165,6 +166,40 @@ export class MysqlLockDatabase {
         () => conn.release(),
         () => conn.destroy(),
       );
+      throw err;
+    }
+  }
+
+  /** Whether the pool was taken or opened (by a first call): until then there is nothing to prune. */
+  get opened(): boolean {
+    return this.pool !== undefined;
+  }
+
+  /**
+   * Runs `fn` on one connection held for its whole run (`run` sends a
+   * statement on it, within `commandTimeout`), for work that needs a session,
+   * such as a named lock. Getting the connection is bounded as a call
+   * `operation`; the connection goes back to the pool after, or is destroyed
+   * when `fn` failed (it may be busy still, or hold a session lock).
+   */
+  async pinned<T>(
+    operation: string,
+    fn: (run: (sql: string, values: unknown[]) => Promise<unknown>) => Promise<T>,
+  ): Promise<T> {
+    const conn = await this.bounded(operation, undefined, async () => {
+      const pool = await this.ready();
+      return new Promise<PoolConnection>((resolve, reject) =>
+        pool.getConnection((err, c) => (err ? reject(err) : resolve(c))),
+      );
+    });
+    const run = (sql: string, values: unknown[]): Promise<unknown> =>
+      this.bounded(operation, undefined, () => query(conn, sql, values, this.commandTimeout));
+    try {
+      const result = await fn(run);
+      conn.release();
+      return result;
+    } catch (err) {
+      conn.destroy();
       throw err;
     }
   }

@@ -32,4 +32,27 @@ export interface MysqlLockProviderOptions {
    * schema; take the SQL from {@link MysqlLockProvider.schemaSql}.
    */
   createTable?: boolean;
+  /**
+   * Background pruning of the rows of lock names unused for long (the table
+   * keeps a row per name ever used, with its fencing counter). On by default
+   * (`true`: rows whose lease ended more than an hour ago, tried about every
+   * five minutes): off the lock path, one instance at a time per table, in
+   * batches, deleting what {@link MysqlLockProvider.prune} would delete.
+   * `false` turns it off (call `prune()` yourself, or never).
+   */
+  prune?: boolean | MysqlLockPruneOptions;
+}
+
+/** The `prune` option of {@link MysqlLockProviderOptions}: the background pruning's age and interval. */
+export interface MysqlLockPruneOptions {
+  /**
+   * Prune the rows of locks whose lease ended more than this many ms ago
+   * (the argument of `prune()`). At least `60000`. Default `3600000` (one hour).
+   */
+  olderThanMs?: number;
+  /**
+   * About how often (ms) each instance tries to prune; each wait is drawn
+   * between 0.75 and 1.25 times it. From `1000` to `86400000`. Default `300000` (five minutes).
+   */
+  everyMs?: number;
 }

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { DEFAULT_COMMAND_TIMEOUT, MAX_DURATION_MS } from '../../contract/lock.constants.js';
 import { assertDuration } from '../../contract/lock-limits.validation.js';
 import {
@@ -23,6 +24,7 @@ import { MysqlLockDatabase } from './mysql-lock-database.js';
 import { liveHolders, mysqlLockAsk, otherHeldLimit } from './mysql-lock-holders.js';
 import { MysqlLockPermits } from './mysql-lock-permits.js';
 import type { MysqlLockProviderOptions } from './mysql-lock-options.interface.js';
+import { MysqlLockPruner, mysqlLockPruneSettings } from './mysql-lock-pruner.js';
 import {
   DEFAULT_MYSQL_LOCK_TABLE,
   mysqlLockStatements,
@@ -52,7 +54,9 @@ const DUP_ENTRY = 1062;
  * statement (after 2 ms while the queues move, backing off to 100 ms, and at
  * a holder's lease end), and a release by this process wakes its next waiter
  * at once. No `GET_LOCK` on the lock path: it pins a connection per lock and
- * is unsafe behind ProxySQL and on Galera.
+ * is unsafe behind ProxySQL and on Galera. Rows of names unused for long are
+ * pruned in the background (the `prune` option; {@link MysqlLockProvider.prune}
+ * on request).
  *
  * `mysql2` is an optional peer dependency, loaded on first use.
  *
@@ -77,6 +81,7 @@ export class MysqlLockProvider extends LockProvider {
   private readonly database: MysqlLockDatabase;
   private readonly permits: MysqlLockPermits;
   private readonly waiting: MysqlLockWaiting;
+  private readonly pruner: MysqlLockPruner;
 
   /**
    * @throws {LockOptionsError} for an invalid option (checked now, before any connection).
@@ -91,11 +96,13 @@ export class MysqlLockProvider extends LockProvider {
       tableName = DEFAULT_MYSQL_LOCK_TABLE,
       commandTimeout = DEFAULT_COMMAND_TIMEOUT,
       createTable = true,
+      prune,
     } = options;
     assertMysqlConnection(connection, 'MysqlLockProvider');
     assertDuration(commandTimeout, 'commandTimeout', 'MysqlLockProvider', false);
     if (typeof createTable !== 'boolean')
       throw new LockOptionsError(optionMessage('MysqlLockProvider', 'createTable', expected.boolean, createTable));
+    const pruneSettings = mysqlLockPruneSettings(prune);
     const tables = mysqlLockTables(tableName);
     this.sql = mysqlLockStatements(tables);
     this.tableName = tableName;
@@ -109,6 +116,8 @@ export class MysqlLockProvider extends LockProvider {
       (request, ticket) => this.attempt(request, ticket),
       waiterLease,
     );
+    this.pruner = new MysqlLockPruner(this.database, tables, pruneSettings, new Logger(MysqlLockProvider.name));
+    this.pruner.start();
   }
 
   /**
@@ -193,9 +202,9 @@ export class MysqlLockProvider extends LockProvider {
    * Deletes the rows of locks whose lease ended more than `olderThanMs` ago
    * (default one hour; at least one minute), in batches of 5 000, and answers
    * how many. The table keeps one row per lock name ever used (the row
-   * carries the name's fencing counter); this provider does not prune by
-   * itself: call it now and then (from a scheduled task, say) if your lock
-   * names change. A name whose row was deleted starts again from the
+   * carries the name's fencing counter); the provider prunes in the
+   * background by itself (the `prune` option), so call this only with
+   * `prune: false` or to prune now. A name whose row was deleted starts again from the
    * database clock in microseconds, ahead of every token the old row gave
    * (only rows whose counter is behind the clock by `olderThanMs` go), unless
    * the database clock is set back by more than that. Rows with a live holder
@@ -292,8 +301,10 @@ export class MysqlLockProvider extends LockProvider {
    */
   async close(): Promise<void> {
     if (this.database.closed) return;
+    const pruning = this.pruner.stop();
     this.database.shutDown();
     await this.waiting.close();
+    await pruning;
     await this.database.end();
   }
 
