@@ -20,11 +20,13 @@ interface NodeRedisOptions {
   rootNodes?: NodeRedisOptions[];
 }
 
-/** The members of a node-redis v5 client (`createClient()`, `@redis/client`) the adapter uses. */
+/** The members of a node-redis v5 or v6 client (`createClient()`, `@redis/client`) the adapter uses. */
 interface NodeClient {
   readonly isOpen: boolean;
   readonly isReady: boolean;
   readonly options?: NodeRedisOptions;
+  /** Where a client without `options` keeps them (a Cluster client). */
+  readonly _options?: NodeRedisOptions;
   connect(): Promise<unknown>;
   sendCommand(args: string[]): Promise<unknown>;
   duplicate(): NodeClient;
@@ -35,8 +37,10 @@ interface NodeClient {
   off(event: string, listener: Listener): unknown;
 }
 
-/** The members of a node-redis v5 Cluster client (`createCluster()`) the adapter uses. */
+/** The members of a node-redis v5 or v6 Cluster client (`createCluster()`) the adapter uses. */
 interface NodeCluster extends Omit<NodeClient, 'isReady' | 'sendCommand' | 'duplicate'> {
+  /** v6: false until the slot map is known (its nodes are ready before); v5 has none. */
+  readonly isReady?: boolean;
   sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
   duplicate(): NodeCluster;
   readonly masters: unknown[];
@@ -44,13 +48,14 @@ interface NodeCluster extends Omit<NodeClient, 'isReady' | 'sendCommand' | 'dupl
   nodeClient(node: unknown): Promise<NodeClient>;
 }
 
-/** The members of a node-redis v5 Sentinel client (`createSentinel()`) the adapter uses. */
-interface NodeSentinel extends Omit<NodeClient, 'sendCommand' | 'duplicate' | 'destroy' | 'options'> {
+/** The members of a node-redis v5 or v6 Sentinel client (`createSentinel()`) the adapter uses. */
+interface NodeSentinel extends Omit<NodeClient, 'sendCommand' | 'duplicate' | 'destroy' | 'options' | '_options'> {
   sendCommand(isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
   unsubscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
   getMasterNode(): { host: string; port: number } | undefined;
   destroy(): Promise<unknown>;
   readonly options?: undefined;
+  readonly _options?: undefined;
 }
 
 /** Which node-redis client: `createClient()`, `createCluster()` or `createSentinel()`. */
@@ -75,7 +80,7 @@ function where(options: NodeRedisOptions | undefined): string {
 }
 
 /**
- * The {@link RedisPort} of a node-redis v5+ client: `createClient()`,
+ * The {@link RedisPort} of a node-redis v5 or v6 client: `createClient()`,
  * `createCluster()` or `createSentinel()` (commands to the master; its own
  * pub/sub connection, which follows a failover, is the subscriber).
  * A client not opened yet is opened by the first call (as ioredis'
@@ -91,8 +96,8 @@ export class NodeRedisPort extends EventedPort implements RedisPort {
   /** The subscriber port of a Sentinel client is the client itself (its pub/sub connection): closing the port unsubscribes, and ends it. */
   private readonly shared: boolean;
   private released = false;
-  /** The `topology-change` listener behind each `'ready'` listener of a Sentinel client (a master found, also after a failover). */
-  private readonly masterChanges = new Map<(err?: unknown) => void, (event: { type?: string }) => void>();
+  /** The client's listener behind each `'ready'` listener of a Sentinel or Cluster client (it calls that one only when ready). */
+  private readonly readyListeners = new Map<(err?: unknown) => void, Listener>();
   /** The client was open (or opened by us) once: closed now means ended. */
   private opened: boolean;
   private readonly nodes = new WeakMap<object, NodeRedisPort>();
@@ -118,22 +123,21 @@ export class NodeRedisPort extends EventedPort implements RedisPort {
     this.opened = client.isOpen;
   }
 
-  /** On a Sentinel client, `'ready'` is a master found (`topology-change` MASTER_CHANGE: at connect, after a failover); it reports no lost connection. */
+  /**
+   * On a Sentinel client, `'ready'` is a master found (`topology-change` MASTER_CHANGE: at connect, after a failover); it reports no lost connection.
+   * On a Cluster client, `'ready'` (a node ready, the Cluster connected) counts once the Cluster is ready (v6 readies its nodes before its slot map).
+   */
   override listen(event: RedisPortEvent, listener: (err?: unknown) => void, add = true): void {
+    if (event === 'ready' && this.kind === 'cluster') {
+      return this.listenReady(listener, EVENTS.ready.cluster, () => this.clusterReady, add);
+    }
     if (this.kind !== 'sentinel' || event === 'error') return super.listen(event, listener, add);
     if (event !== 'ready') return;
-    let onChange = this.masterChanges.get(listener);
-    if (add && !onChange) {
-      this.masterChanges.set(listener, (onChange = (e) => e.type === 'MASTER_CHANGE' && listener()));
-      this.client.on('topology-change', onChange as Listener);
-    } else if (!add && onChange) {
-      this.masterChanges.delete(listener);
-      this.client.off('topology-change', onChange as Listener);
-    }
+    this.listenReady(listener, ['topology-change'], (e?: { type?: string }) => e?.type === 'MASTER_CHANGE', add);
   }
 
   get tls(): boolean {
-    const options = this.client.options; // a Sentinel client keeps its options private: reported as no TLS
+    const options = this.options; // a Sentinel client keeps its options private: reported as no TLS
     return Boolean(options?.socket?.tls) || /^rediss:/i.test(options?.url ?? '');
   }
 
@@ -141,7 +145,8 @@ export class NodeRedisPort extends EventedPort implements RedisPort {
     if (this.released) return 'end';
     if (!this.client.isOpen) return this.opened ? 'end' : 'wait';
     this.opened = true;
-    return this.cluster || (this.client as NodeClient).isReady ? 'ready' : 'connecting';
+    const ready = this.cluster ? this.clusterReady : (this.client as NodeClient).isReady;
+    return ready ? 'ready' : 'connecting';
   }
 
   endpoint(): string {
@@ -149,7 +154,7 @@ export class NodeRedisPort extends EventedPort implements RedisPort {
       const master = (this.client as NodeSentinel).getMasterNode();
       return sentinelMasterAt(master && endpointOf(master.host, master.port));
     }
-    const options = this.client.options;
+    const options = this.options;
     if (!this.cluster) return where(options);
     const nodes = options?.rootNodes ?? [];
     return `${nodes
@@ -241,6 +246,36 @@ export class NodeRedisPort extends EventedPort implements RedisPort {
       this.client.on('end', end);
       this.client.on('disconnect', end);
     });
+  }
+
+  /** The client's options: `options`, or `_options` where it keeps them there (a Cluster client). */
+  private get options(): NodeRedisOptions | undefined {
+    return this.client.options ?? this.client._options;
+  }
+
+  /** A Cluster client is ready once its slot map is known (v6 `isReady`; v5 has none: open is ready). */
+  private get clusterReady(): boolean {
+    return (this.client as NodeCluster).isReady !== false;
+  }
+
+  /** Adds (or removes) `listener` as the client's listener of `names`, called when `ready` says so. */
+  private listenReady(
+    listener: (err?: unknown) => void,
+    names: readonly string[],
+    ready: (event?: { type?: string }) => boolean,
+    add: boolean,
+  ): void {
+    let onEvent = this.readyListeners.get(listener);
+    if (add && !onEvent) {
+      this.readyListeners.set(
+        listener,
+        (onEvent = ((event?: { type?: string }) => ready(event) && listener()) as Listener),
+      );
+      for (const name of names) this.client.on(name, onEvent);
+    } else if (!add && onEvent) {
+      this.readyListeners.delete(listener);
+      for (const name of names) this.client.off(name, onEvent);
+    }
   }
 
   /** Sends a command (node-redis takes strings), on a Cluster routed by `key`, on a Sentinel client to the master. */

@@ -34,7 +34,8 @@ const MAX_CONTENDED_KEYS = 1_024;
  *   draws a fencing token (a block of `request.fences`: see `localHandOff`) from a per-key counter
  *   raised to the server clock in microseconds. A wait starts with the small script a try uses; only
  *   when that finds the key held does it queue with the full one, and the provider then remembers
- *   the key as contended, so that its next waits queue at once. Release and extend are
+ *   the key as contended (as after a shared or semaphore wait, which queues at once), so that its
+ *   next waits queue at once. Release and extend are
  *   owner-checked scripts, run by `EVALSHA` (`EVAL` when the server's script cache was flushed).
  * - Waiters queue in Redis (FIFO across instances). Release grants the key to the first live waiter
  *   inside the same script, and tells a waiter of another instance on that instance's own channel.
@@ -215,7 +216,11 @@ export class RedisLockProvider extends LockProvider {
   private take(request: LockAcquireRequest): Promise<LockGrant | null> {
     const ttl = Math.max(1, Math.ceil(request.ttl));
     const kind = groupKind(request);
-    if (kind !== undefined) return this.groups.take(request, ttl, kind);
+    if (kind !== undefined) {
+      // A group wait queues at once: a plain wait after it must not try first (a later caller would queue ahead of it).
+      if (request.wait) this.markContended(request.key);
+      return this.groups.take(request, ttl, kind);
+    }
     const fences = request.fences !== undefined && request.fences > 1 ? Math.floor(request.fences) : 1;
     if (!request.wait || request.signal?.aborted || request.waitTimeout === 0) {
       if (fences > 1)
@@ -263,13 +268,18 @@ export class RedisLockProvider extends LockProvider {
           this.waiters.cleanUp(key, owner);
           return null;
         }
-        if (this.contended.size >= MAX_CONTENDED_KEYS) this.contended.clear();
-        this.contended.add(key);
+        this.markContended(key);
         const next = rest(request, started);
         return next && this.queue(next, ttl, fences);
       },
       onError: () => this.waiters.cleanUp(key, owner),
     });
+  }
+
+  /** Remembers `key` as contended: this provider's next plain waits on it queue at once. */
+  private markContended(key: string): void {
+    if (this.contended.size >= MAX_CONTENDED_KEYS) this.contended.clear();
+    this.contended.add(key);
   }
 
   /**

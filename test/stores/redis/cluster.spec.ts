@@ -12,6 +12,7 @@ import { describe, it, beforeAll, afterAll } from '@jest/globals';
 import { describeLockProviderConformance } from 'nest-lock/testing';
 import { pausedHolderOn } from '../../contract/paused-holder-process.js';
 import { RedisCluster } from '../../support/redis-server.js';
+import { closedClusterError } from '../../support/closed-cluster-error.js';
 import { redisLeftovers } from '../../support/redis-leftovers.js';
 import { FENCE_GRACE_MS } from '../../../lib/stores/redis/redis-lock.scripts.js';
 
@@ -121,6 +122,17 @@ describe('RedisLockProvider on a Redis Cluster', () => {
     expect(c.status).toBe('ready');
     expect(other.status).toBe('ready');
     await other.quit();
+  });
+
+  test('a node-redis createCluster() the app closed: a LockStoreError naming the Cluster address', async () => {
+    await connect();
+    const v5 = createCluster({
+      rootNodes: cluster!.startupNodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })),
+    }).on('error', () => {});
+    const error = await closedClusterError(v5, 'cluster-v5');
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as Error).message).toContain(`Redis at 127.0.0.1:${cluster!.nodes[0].port}, `);
+    expect((error as Error).message).toMatch(/\(Cluster\) failed \(the connection was closed\)/);
   });
 
   test('a node-redis createClient() (not createCluster()) on one node: keys of the other masters fail with a LockStoreError naming MOVED', async () => {

@@ -305,3 +305,27 @@ test('extendMany renews places in a group (each its own lease) together with pla
   ])
     expect(await a.release(k, o)).toBe(true);
 });
+
+test('a plain wait behind a queued reader queues at once: a reader that calls right after it queues behind it', async () => {
+  const key = newKey('fifo');
+  const x = await take(a, request(key, { wait: false }));
+  const r1 = take(a, request(key, { mode: 'shared' }));
+  await sleep(200);
+  // The same tick: the writer's call comes first, so it is ahead of r3 in the queue.
+  const w = take(a, request(key));
+  let r3Done = false;
+  const r3 = take(a, request(key, { mode: 'shared' })).then((t) => ((r3Done = true), t));
+  await sleep(200);
+  expect(await a.release(key, x.owner)).toBe(true);
+  const first = await r1;
+  expect(first.grant).not.toBeNull();
+  await sleep(300);
+  expect(r3Done).toBe(false); // r3 would have entered together with r1 had it queued ahead of the writer
+  expect(await a.release(key, first.owner)).toBe(true);
+  const writer = await w;
+  expect(writer.grant).not.toBeNull();
+  expect(await a.release(key, writer.owner)).toBe(true);
+  const reader = await r3;
+  expect(reader.grant).not.toBeNull();
+  expect(await a.release(key, reader.owner)).toBe(true);
+});
