@@ -2,7 +2,7 @@ import { isObservable, Observable, defer, from, switchMap, EMPTY, finalize } fro
 import type { LockEntry } from '../engine/lock-context.js';
 import type { LockEngine } from '../engine/lock-engine.interface.js';
 import type { ResolvedCallOptions } from '../engine/resolved-call-options.js';
-import type { MaybePromise } from '../contract/lock-provider.js';
+import { andThen, ownAnswer, type MaybePromise } from '../contract/maybe-promise.js';
 import { LockStoreError } from '../errors/lock.errors.js';
 import {
   scheduledFailOpenLog,
@@ -62,28 +62,37 @@ export function invokeLocked(engine: LockEngine, lock: LockedInvocation, call: M
   );
 }
 
-async function invokeAsync(
-  engine: LockEngine,
-  lock: LockedInvocation,
-  { instance, method, args }: MethodCall,
-): Promise<unknown> {
-  const entry = await enterFor(engine, lock);
+/**
+ * The lock, then the method inside it, then the release: promise callbacks
+ * rather than an async function, so a call costs one promise per step that
+ * waits (the store's answer, the method's promise, the store's release) and
+ * none for the steps that answer at once.
+ */
+function invokeAsync(engine: LockEngine, lock: LockedInvocation, call: MethodCall): Promise<unknown> {
+  try {
+    return Promise.resolve(andThen(enterFor(engine, lock), (entry) => runLocked(entry, call)));
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** Runs the method under `entry` and releases after it (an Observable holds the lock until the stream ends). */
+function runLocked(entry: Entered, { instance, method, args }: MethodCall): MaybePromise<unknown> {
   if (!entry) return undefined;
   if (entry === RUN_UNLOCKED) return method.apply(instance, args);
-  let handedOver = false;
+  let result: unknown;
   try {
-    const result: unknown = entry.run(Reflect.apply, method, instance, args);
-    if (isObservable(result)) {
-      // The lock now lives as long as the stream: until it completes, errors or is unsubscribed.
-      handedOver = true;
-      return result.pipe(finalize(() => void entry.exit()));
-    }
-    return await result;
-  } finally {
-    if (!handedOver) {
-      await entry.exit();
-    }
+    result = entry.run(Reflect.apply, method, instance, args);
+  } catch (err) {
+    return andThen(entry.exit(), () => Promise.reject(err));
   }
+  // The lock now lives as long as the stream: until it completes, errors or is unsubscribed.
+  if (isObservable(result)) return result.pipe(finalize(() => void entry.exit()));
+  return andThen(
+    ownAnswer(result),
+    (value) => andThen(entry.exit(), () => value),
+    (err: unknown) => andThen(entry.exit(), () => Promise.reject(err)),
+  );
 }
 
 function enterFor(engine: LockEngine, lock: LockedInvocation): MaybePromise<Entered> {

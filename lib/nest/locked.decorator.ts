@@ -278,13 +278,15 @@ function nameFrom(
 
 /** Warns (through Nest's Logger) when a name has an `undefined`/`null`/`NaN` segment; returns whether it did. */
 function warnSuspicious(names: string | readonly string[], where: string): boolean {
-  for (const name of typeof names === 'string' ? [names] : names) {
-    const m = SUSPICIOUS_SEGMENT.exec(name);
-    if (m === null) continue;
-    logger.warn(suspiciousNameLog(where, name, m[1]));
-    return true;
-  }
-  return false;
+  if (typeof names === 'string') return warnIfSuspicious(names, where);
+  return names.some((name) => warnIfSuspicious(name, where));
+}
+
+function warnIfSuspicious(name: string, where: string): boolean {
+  const m = SUSPICIOUS_SEGMENT.exec(name);
+  if (m === null) return false;
+  logger.warn(suspiciousNameLog(where, name, m[1]));
+  return true;
 }
 
 function invalidArguments(name: unknown, options: unknown): never {

@@ -20,8 +20,12 @@ export interface ScriptCall<I, O> {
   readonly decode: (reply: unknown) => O;
 }
 
+/** The scripts {@link scriptOf} found so far, by name: a plain object, so a call's script is one property read. */
+const found: { -readonly [name in keyof LockScripts]?: LockScript } = {};
+
 /** The script of a call (its source and SHA), read when first used. @internal */
-export const scriptOf = (call: ScriptCall<never, unknown>): LockScript => SCRIPTS[call.name];
+export const scriptOf = (call: ScriptCall<never, unknown>): LockScript =>
+  found[call.name] ?? (found[call.name] = SCRIPTS[call.name]);
 
 /** A grant the script made from the queue to a waiter of the caller's instance (no PUBLISH was sent for it). @internal */
 export interface HandOff {
