@@ -181,6 +181,27 @@ test('transfer hands a permit to a new owner with a larger token, the holder cou
   expect(await redis.exists(`{${key}}`, `{${key}}:h`, `{${key}}:t`, `{${key}}:q`)).toBe(0);
 });
 
+test('transfer from a holder whose lease ended hands nothing over and drops that holder', async () => {
+  const key = newKey('transfer-ended');
+  const [short, full] = [
+    await take(a, request(key, { limit: 2, ttl: 100 })),
+    await take(a, request(key, { limit: 2 })),
+  ];
+  const serverMs = async (): Promise<number> => {
+    const [s, us] = await redis.time();
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  };
+  while (Number(await redis.zscore(`{${key}}:h`, short.owner)) >= (await serverMs())) await sleep(20);
+  // The giver's entry is still there (no call purged it yet), its lease over.
+  expect(await redis.zscore(`{${key}}:h`, short.owner)).not.toBeNull();
+  const next = owner();
+  expect(await a.transfer(key, short.owner, next, 10_000)).toBeNull();
+  expect(await redis.zrange(`{${key}}:h`, 0, -1)).toEqual([full.owner]);
+  expect(await redis.hexists(`{${key}}:t`, next)).toBe(0);
+  expect(await a.release(key, full.owner)).toBe(true);
+  expect(await redis.exists(`{${key}}`, `{${key}}:h`, `{${key}}:t`, `{${key}}:q`)).toBe(0);
+});
+
 test('an exclusive request with another limit than the holders or waiters of the key throws LockOptionsError naming both', async () => {
   const key = newKey('mismatch');
   const held = await take(a, request(key, { limit: 2, wait: false }));

@@ -26,15 +26,30 @@
 ]]
 local from, to, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 --- @include "fence"
+-- The common case, a semaphore's holder whose lease has not ended: the swap
+-- alone, before the queue's helpers (no closure of theirs is built). Other
+-- holders whose lease ended stay until the next call that counts the holders
+-- (it purges first); the swap does not change the count, nor the last lease
+-- but through the new holder's, so the group's end is read once.
+local holder = redis.call('GET', KEYS[1])
+if holder and string.sub(holder, 1, 2) == '#x' then
+  local score, t = redis.call('ZSCORE', KEYS[5], from), clock()
+  local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if score and tonumber(score) > ms then
+    redis.call('ZREM', KEYS[5], from)
+    redis.call('HDEL', KEYS[6], from)
+    local token = string.format('%.0f', fence(1, 0))
+    redis.call('ZADD', KEYS[5], ms + ttl, to)
+    redis.call('HSET', KEYS[6], to, token)
+    local last = redis.call('ZRANGE', KEYS[5], -1, -1, 'WITHSCORES')[2]
+    redis.call('PEXPIREAT', KEYS[1], last)
+    redis.call('PEXPIREAT', KEYS[5], last)
+    redis.call('PEXPIREAT', KEYS[6], last)
+    return {1, token}
+  end
+end
+-- The giver no longer holds (its lease ended, or it released): nothing is handed over.
 --- @include "queue"
+lock_is(holder)
 purge()
-local group = group_of(lock())
-local score = group and string.sub(group, 1, 1) == 'x' and redis.call('ZSCORE', KEYS[5], from)
-if not score then return with({0}, admit()) end
-redis.call('ZREM', KEYS[5], from)
-redis.call('HDEL', KEYS[6], from)
-local token = fence(1, 0)
-redis.call('ZADD', KEYS[5], now() + ttl, to)
-redis.call('HSET', KEYS[6], to, string.format('%.0f', token))
-settle()
-return {1, string.format('%.0f', token)}
+return with({0}, admit())

@@ -181,7 +181,7 @@ local function head()
 end
 
 -- Grants from the head of the queue while the head fits the holders (a head
--- that does not fit goes back to the front). Each grant lasts min(ttl, waiter
+-- that does not fit goes back to the front; a full semaphore pops none). Each grant lasts min(ttl, waiter
 -- lease) until the waiter renews it. Returns the reply tail ({owner, token,
 -- ...} of the caller's instance's waiters, other instances told by PUBLISH)
 -- and the token of `caller` when it was admitted (not in the tail).
@@ -190,7 +190,11 @@ local function admit(caller)
   local group = group_of(lock())
   if lock() and not group then return tail, nil end
   local count = group and redis.call('ZCARD', KEYS[5]) or 0
+  -- A semaphore's limit: while it is full no head fits (its own kind has no room, others never join it).
+  local room = group and tonumber(string.match(group, '^x(%d+)$'))
+  local admitted = false
   while true do
+    if room and count >= room then break end
     local owner, ttl, instance, n, kind = head()
     if not owner then break end
     local limit = limit_of(kind)
@@ -207,13 +211,14 @@ local function admit(caller)
       lock_is(owner)
     else
       if not group then
-        group = kind
+        group, room = kind, limit
         redis.call('SET', KEYS[1], '#' .. kind)
         lock_is('#' .. kind)
       end
       redis.call('ZADD', KEYS[5], now() + ms, owner)
       redis.call('HSET', KEYS[6], owner, token)
       count = count + 1
+      admitted = true
     end
     -- (%.0f: a plain concatenation would print a token this large in exponent notation)
     token = string.format('%.0f', token)
@@ -227,7 +232,8 @@ local function admit(caller)
     end
     if kind == '' then break end
   end
-  if group then settle() end
+  -- (the callers settle their own changes: only a holder added here moves the group's end)
+  if admitted then settle() end
   return tail, mine
 end
 
