@@ -20,11 +20,16 @@ export const WATCH_MIN_MS = 2;
 export const WATCH_MAX_MS = 100;
 /**
  * The pause while a waiter of this process heads a held name's queue and the
- * name changed hands within {@link NEXT_IN_LINE_MS}: the lock comes to it next.
+ * name changed lately (see {@link NEXT_IN_LINE_MS}): the lock comes to it next.
  */
 export const NEXT_IN_LINE_LOOK_MS = 1;
-/** How long after a name last changed hands its next-in-line process keeps looking every {@link NEXT_IN_LINE_LOOK_MS}. */
-export const NEXT_IN_LINE_MS = 50;
+/**
+ * How long after a name last changed its next-in-line process keeps looking
+ * every {@link NEXT_IN_LINE_LOOK_MS}: twice the time between its last two
+ * changes (about one holder's turn), at least 50 ms and at most 1 s; then it
+ * backs off as the other processes do.
+ */
+export const NEXT_IN_LINE_MS = { min: 50, max: 1_000 } as const;
 
 /** How a wait for the next look ended. */
 type Wake = 'wake' | 'timeout' | 'abort' | 'closed';
@@ -89,8 +94,8 @@ export class MysqlLockWaiting {
   private readonly running = new Set<Promise<unknown>>();
   /** What the last look saw per name (token, head, held): a change resets the pause. */
   private readonly seen = new Map<string, string>();
-  /** When each name last changed hands (performance.now()), as the looks saw it. */
-  private readonly moved = new Map<string, number>();
+  /** When each name last changed (performance.now()), as the looks saw it, and the time between its last two changes. */
+  private readonly moved = new Map<string, { readonly at: number; readonly gap: number }>();
   private readonly lastPrune = new Map<string, number>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private pause = WATCH_MIN_MS;
@@ -275,13 +280,16 @@ export class MysqlLockWaiting {
         const seen = `${String(row.token)} ${String(head)} ${heldMs > 0} ${live.length}`;
         if (this.seen.get(key) !== seen) {
           changed = true;
-          this.moved.set(key, at);
+          const last = this.moved.get(key);
+          this.moved.set(key, { at, gap: last === undefined ? 0 : at - last.at });
         }
         this.seen.set(key, seen);
         const mine = [...(this.byKey.get(key) ?? [])].find((w) => w.ticket === head);
         if (heldMs > 0) {
           // Next in line for a lock that changes hands: look again at once, to take it as soon as it is freed.
-          const nextInLine = mine !== undefined && at - (this.moved.get(key) ?? -Infinity) < NEXT_IN_LINE_MS;
+          const moved = this.moved.get(key);
+          const window = Math.min(NEXT_IN_LINE_MS.max, Math.max(NEXT_IN_LINE_MS.min, 2 * (moved?.gap ?? 0)));
+          const nextInLine = mine !== undefined && moved !== undefined && at - moved.at < window;
           soonest = Math.min(soonest, heldMs + 1, nextInLine ? NEXT_IN_LINE_LOOK_MS : Infinity);
           continue;
         }
