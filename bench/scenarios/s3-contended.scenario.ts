@@ -65,7 +65,7 @@ export async function contended(
             counterKey,
             callers: c.kind === 'reference' ? (i === 0 ? 1 : 0) : CALLERS_PER_PROCESS,
           });
-          for (const m of await Promise.all(workers.map((w, i) => w.ask(prepare(i), 30_000)))) answer(m, 'ready');
+          for (const m of await Promise.all(workers.map((w, i) => w.ask(prepare(i), 180_000)))) answer(m, 'ready');
           // Unmeasured warm-up round, under MONITOR: how many of the commands are round trips from the clients.
           const warmupMs = Math.min(500, durationMs);
           const warm = await redis.countCommands(() =>

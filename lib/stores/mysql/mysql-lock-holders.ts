@@ -57,3 +57,15 @@ export function mysqlLockAsk(request: { readonly mode?: string; readonly limit?:
   const shared = request.mode === 'shared';
   return { shared, limit: shared || request.limit === undefined ? 1 : Math.max(1, Math.floor(request.limit)) };
 }
+
+/** The fencing tokens a plain request's grant reserves (`fences`, at least 1); a shared hold or a permit: 1. @internal */
+export function mysqlFences(request: {
+  readonly mode?: string;
+  readonly limit?: number;
+  readonly fences?: number;
+}): number {
+  const ask = mysqlLockAsk(request);
+  return ask.shared || ask.limit > 1 || request.fences === undefined || !(request.fences > 1)
+    ? 1
+    : Math.floor(request.fences);
+}

@@ -86,6 +86,28 @@ export class MysqlLockPermits {
     });
   }
 
+  /**
+   * Hands the live permit `from` holds over to `to`, with a lease of `ttl`
+   * ms and a fencing token above every earlier one: the entry's token goes
+   * up by one, or to the database clock in µs when that is ahead. `null`
+   * (nothing changed) when `from` holds no live permit of the name.
+   */
+  transfer(key: string, from: string, to: string, ttl: number): Promise<number | null> {
+    return this.database.transaction(async (run) => {
+      const [row] = (await run(this.sql.permitRow, [key])) as RowDataPacket[];
+      if (!row || row.holders === null) return null;
+      const nowUs = Number(row.now_us);
+      const live = liveHolders(row.holders, nowUs);
+      const entry = live.find((h) => h.o === from && h.m === 'exclusive');
+      if (!entry) return null;
+      const token = Math.max(Number(row.fencing_token) + 1, nowUs);
+      const handed = { o: to, t: token, e: nowUs + Math.round(ttl * 1000), s: nowUs, m: 'exclusive' } as const;
+      const entries = live.map((h) => (h === entry ? handed : h));
+      await run(this.sql.permitWrite, [token, JSON.stringify(entries), row.permits, rowLease(entries, nowUs), key]);
+      return token;
+    });
+  }
+
   /** Frees the owner's entry: `null` when it has none (perhaps a plain holder), else whether its lease had not ended. */
   release(key: string, owner: string): Promise<boolean | null> {
     return this.change(key, owner, (live, entry) => live.filter((h) => h !== entry));

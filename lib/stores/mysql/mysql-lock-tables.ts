@@ -88,6 +88,7 @@ export function mysqlLockStatements(tables: MysqlLockTables) {
     heartbeat: load('heartbeat'),
     watch: load('watch'),
     release: load('release'),
+    releasePass: load('release-pass'),
     extend: load('extend'),
     extendMany: load('extend-many'),
     holder: load('holder'),

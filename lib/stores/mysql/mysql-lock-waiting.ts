@@ -6,6 +6,8 @@ import type { MysqlLockStatements } from './mysql-lock-tables.js';
 /** What one acquire attempt found: the fencing token when granted, else `null`. @internal */
 export interface MysqlLockAttempt {
   readonly token: number | null;
+  /** Fencing tokens the grant reserved, `token` the first (absent: 1). */
+  readonly fences?: number;
   /** A shared hold or a permit: the waiter behind a granted one may enter too. */
   readonly group?: boolean;
 }
@@ -16,6 +18,18 @@ export type MysqlLockAttemptFn = (request: LockAcquireRequest, ticket: number | 
 /** The watcher's shortest and longest pause between two looks at the queues, in ms. */
 export const WATCH_MIN_MS = 2;
 export const WATCH_MAX_MS = 100;
+/**
+ * The pause while a waiter of this process heads a held name's queue and the
+ * name changed lately (see {@link NEXT_IN_LINE_MS}): the lock comes to it next.
+ */
+export const NEXT_IN_LINE_LOOK_MS = 1;
+/**
+ * How long after a name last changed its next-in-line process keeps looking
+ * every {@link NEXT_IN_LINE_LOOK_MS}: twice the time between its last two
+ * changes (about one holder's turn), at least 50 ms and at most 1 s; then it
+ * backs off as the other processes do.
+ */
+export const NEXT_IN_LINE_MS = { min: 50, max: 1_000 } as const;
 
 /** How a wait for the next look ended. */
 type Wake = 'wake' | 'timeout' | 'abort' | 'closed';
@@ -80,6 +94,8 @@ export class MysqlLockWaiting {
   private readonly running = new Set<Promise<unknown>>();
   /** What the last look saw per name (token, head, held): a change resets the pause. */
   private readonly seen = new Map<string, string>();
+  /** When each name last changed (performance.now()), as the looks saw it, and the time between its last two changes. */
+  private readonly moved = new Map<string, { readonly at: number; readonly gap: number }>();
   private readonly lastPrune = new Map<string, number>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private pause = WATCH_MIN_MS;
@@ -95,9 +111,14 @@ export class MysqlLockWaiting {
     private readonly waiterLease: number,
   ) {}
 
-  /** A waiting acquire: a first attempt, then a ticket, then an attempt each time the watcher (or a local release) wakes it. */
-  acquire(request: LockAcquireRequest): Promise<LockGrant | null> {
-    const run = this.wait(request);
+  /**
+   * A waiting acquire: a first attempt, then a ticket, then an attempt each
+   * time the watcher (or a local release) wakes it. `behind`: waiters are
+   * queued for the name (a release just freed it for them): it takes its
+   * ticket at once, and tries when woken.
+   */
+  acquire(request: LockAcquireRequest, behind = false): Promise<LockGrant | null> {
+    const run = this.wait(request, behind);
     this.running.add(run);
     void run.finally(() => this.running.delete(run)).catch(() => undefined);
     return run;
@@ -124,36 +145,55 @@ export class MysqlLockWaiting {
     await Promise.allSettled([...this.running]);
   }
 
-  private async wait(request: LockAcquireRequest): Promise<LockGrant | null> {
+  private async wait(request: LockAcquireRequest, behind: boolean): Promise<LockGrant | null> {
     const { key } = request;
     const deadline = request.waitTimeout === undefined ? Infinity : performance.now() + request.waitTimeout;
-    const first = await this.database.bounded('acquire', key, () => this.attempt(request, null));
-    if (first.token !== null) return { fencingToken: first.token };
+    if (!behind) {
+      const first = await this.database.bounded('acquire', key, () => this.attempt(request, null));
+      if (first.token !== null) return { fencingToken: first.token, fences: first.fences ?? 1 };
+    }
     const ticket = await this.database.bounded('acquire', key, () => this.enqueue(request));
     const waiter = new LocalWaiter(key, ticket);
     this.watch(waiter);
     let granted = false;
     let chain = false;
     try {
-      for (;;) {
+      for (let tries = 0; ; tries++) {
+        // Queued behind waiters: the watcher wakes it when it heads the line.
+        if (behind && tries === 0 && (await waiter.next(deadline, request.signal)) !== 'wake') return null;
         const startedAt = performance.now();
         const got = await this.database.bounded('acquire', key, () => this.attempt(request, ticket));
         if (got.token !== null) {
           granted = true;
           chain = got.group === true;
-          return { fencingToken: got.token, queued: true, leaseStartedAt: startedAt };
+          return { fencingToken: got.token, fences: got.fences ?? 1, queued: true, leaseStartedAt: startedAt };
         }
         if ((await waiter.next(deadline, request.signal)) !== 'wake') return null;
       }
     } finally {
       this.unwatch(waiter);
-      // The row goes either way; a granted waiter's next one here may be the new head.
-      await this.database
-        .bounded('dequeue', key, () => this.database.write(this.sql.dequeue, [ticket]))
-        .catch(() => undefined);
-      // A shared hold or a permit granted: the next waiter here may fit beside it.
-      if (!granted || chain) this.released(key);
+      const dequeued = this.dequeue(key, ticket);
+      if (!granted || chain) {
+        // The row goes first: this process's next waiter may be the new head (or fit beside a shared hold or a permit).
+        await dequeued;
+        this.released(key);
+      }
+      // A plain grant does not wait for its row to go: it heads the queue of a name it holds until then (see dequeue).
     }
+  }
+
+  /**
+   * Deletes a waiter's queue entry; tracked until done (close awaits it).
+   * While a granted waiter's entry is there, it is the first in line: no
+   * other waiter nor try takes the name meanwhile, which it holds anyway.
+   */
+  private dequeue(key: string, ticket: number): Promise<unknown> {
+    const run = this.database
+      .bounded('dequeue', key, () => this.database.write(this.sql.dequeue, [ticket]))
+      .catch(() => undefined);
+    this.running.add(run);
+    void run.finally(() => this.running.delete(run));
+    return run;
   }
 
   /** A new ticket for `key`; now and then, the name's long-dead queue entries go first. */
@@ -190,6 +230,7 @@ export class MysqlLockWaiting {
     if (set?.size === 0) {
       this.byKey.delete(waiter.key);
       this.seen.delete(waiter.key);
+      this.moved.delete(waiter.key);
     }
   }
 
@@ -211,6 +252,7 @@ export class MysqlLockWaiting {
     if (this.closed || this.byKey.size === 0) return;
     this.looking = true;
     let soonest = Infinity;
+    const at = performance.now();
     try {
       if (performance.now() - this.lastBeat > this.waiterLease / 3) await this.heartbeat();
       const keys = [...this.byKey.keys()];
@@ -236,13 +278,21 @@ export class MysqlLockWaiting {
             : Math.min(...live.map((h) => h.e - nowUs)) / 1_000;
         const heldMs = Math.max(Number(row.held_us) / 1_000, groupMs);
         const seen = `${String(row.token)} ${String(head)} ${heldMs > 0} ${live.length}`;
-        if (this.seen.get(key) !== seen) changed = true;
+        if (this.seen.get(key) !== seen) {
+          changed = true;
+          const last = this.moved.get(key);
+          this.moved.set(key, { at, gap: last === undefined ? 0 : at - last.at });
+        }
         this.seen.set(key, seen);
+        const mine = [...(this.byKey.get(key) ?? [])].find((w) => w.ticket === head);
         if (heldMs > 0) {
-          soonest = Math.min(soonest, heldMs + 1);
+          // Next in line for a lock that changes hands: look again at once, to take it as soon as it is freed.
+          const moved = this.moved.get(key);
+          const window = Math.min(NEXT_IN_LINE_MS.max, Math.max(NEXT_IN_LINE_MS.min, 2 * (moved?.gap ?? 0)));
+          const nextInLine = mine !== undefined && moved !== undefined && at - moved.at < window;
+          soonest = Math.min(soonest, heldMs + 1, nextInLine ? NEXT_IN_LINE_LOOK_MS : Infinity);
           continue;
         }
-        const mine = [...(this.byKey.get(key) ?? [])].find((w) => w.ticket === head);
         (head === null ? this.first(key) : mine)?.wake();
       }
       for (const key of keys) if (!found.has(key)) this.first(key)?.wake(); // no row yet: its first attempt creates it

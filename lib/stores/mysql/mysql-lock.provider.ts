@@ -13,7 +13,6 @@ import type { LockInspectPage, LockInspectRequest, StoredLock } from '../../cont
 import { LockOptionsError } from '../../errors/lock.errors.js';
 import {
   expected,
-  limitMismatchMessage,
   mysqlKeyTooLongMessage,
   optionMessage,
   providerOptionsExamples,
@@ -21,8 +20,10 @@ import {
 } from '../../errors/lock.messages.js';
 import { assertMysqlConnection } from '../connection-options.validation.js';
 import { MysqlLockDatabase } from './mysql-lock-database.js';
-import { liveHolders, mysqlLockAsk, otherHeldLimit } from './mysql-lock-holders.js';
+import { liveHolders } from './mysql-lock-holders.js';
 import { MysqlLockPermits } from './mysql-lock-permits.js';
+import { MysqlLockHolds, type MysqlLockPassed } from './mysql-lock-holds.js';
+import { MysqlLockCoalesced } from './mysql-lock-coalesced.js';
 import type { MysqlLockProviderOptions } from './mysql-lock-options.interface.js';
 import { MysqlLockPruner, mysqlLockPruneSettings } from './mysql-lock-pruner.js';
 import {
@@ -32,14 +33,12 @@ import {
   schemaSql,
   type MysqlLockStatements,
 } from './mysql-lock-tables.js';
-import { MysqlLockWaiting, type MysqlLockAttempt } from './mysql-lock-waiting.js';
+import { MysqlLockWaiting } from './mysql-lock-waiting.js';
 
 /** Longest lock key (prefix included), in bytes: the `name` column (`VARBINARY(2000)`). */
 const MAX_KEY_BYTES = 2_000;
 /** Rows `prune()` deletes per statement. */
 const PRUNE_BATCH = 5_000;
-/** MySQL's ER_DUP_ENTRY: the row of a name was created meanwhile. */
-const DUP_ENTRY = 1062;
 
 /**
  * A lock store in MySQL 8.0+ or MariaDB 10.6+, for apps that have such a
@@ -77,9 +76,15 @@ export class MysqlLockProvider extends LockProvider {
   /** Semaphores (`limit`) and shared locks (`mode: 'shared'`): several holders of one name, each with its own lease. */
   override readonly supports = { limit: true, shared: true } as const;
 
+  /** A plain grant reserves `request.fences` fencing tokens: the engine hands locks over locally. */
+  override readonly fenceBlocks = true;
+
   private readonly sql: MysqlLockStatements;
   private readonly database: MysqlLockDatabase;
   private readonly permits: MysqlLockPermits;
+  private readonly holds: MysqlLockHolds;
+  /** Inside {@link coalesce}: the release and the next waiter's acquire it issued. */
+  private coalescing: MysqlLockCoalesced | undefined;
   private readonly waiting: MysqlLockWaiting;
   private readonly pruner: MysqlLockPruner;
 
@@ -109,11 +114,12 @@ export class MysqlLockProvider extends LockProvider {
     this.commandTimeout = commandTimeout;
     this.database = new MysqlLockDatabase({ connection, tables, sql: this.sql, createTable, commandTimeout });
     this.permits = new MysqlLockPermits(this.database, this.sql);
+    this.holds = new MysqlLockHolds(this.database, this.sql, this.permits);
     const waiterLease = Math.min(MAX_DURATION_MS, Math.max(5_000, 2 * commandTimeout));
     this.waiting = new MysqlLockWaiting(
       this.database,
       this.sql,
-      (request, ticket) => this.attempt(request, ticket),
+      (request, ticket) => this.holds.attempt(request, ticket),
       waiterLease,
     );
     this.pruner = new MysqlLockPruner(this.database, tables, pruneSettings, new Logger(MysqlLockProvider.name));
@@ -145,9 +151,11 @@ export class MysqlLockProvider extends LockProvider {
     const { key } = request;
     if (Buffer.byteLength(key) > MAX_KEY_BYTES)
       throw new LockOptionsError(mysqlKeyTooLongMessage(key, Buffer.byteLength(key), MAX_KEY_BYTES));
+    const held = this.coalescing?.holdNext(request);
+    if (held) return held;
     if (request.wait && !request.signal?.aborted && request.waitTimeout !== 0) return this.waiting.acquire(request);
-    const once = await this.database.bounded('acquire', key, () => this.attempt(request, null));
-    return once.token === null ? null : { fencingToken: once.token };
+    const once = await this.database.bounded('acquire', key, () => this.holds.attempt(request, null));
+    return once.token === null ? null : { fencingToken: once.token, fences: once.fences ?? 1 };
   }
 
   /**
@@ -190,12 +198,43 @@ export class MysqlLockProvider extends LockProvider {
    * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout`.
    */
   async release(key: string, owner: string): Promise<boolean> {
+    const held = this.coalescing?.holdRelease(key, owner);
+    if (held) return held;
     const released = await this.database.bounded('release', key, async () => {
       const r = await this.database.write(this.sql.release, [key, owner]);
       return r.affectedRows > 0 || ((await this.permits.release(key, owner)) ?? false);
     });
     this.waiting.released(key);
     return released;
+  }
+
+  /**
+   * {@inheritDoc LockProvider.coalesce}
+   * A release of a plain lock and a wait for the same name issued after it
+   * (the process's next caller) go as one statement: the name passes to that
+   * caller when no waiter is queued for it; else it is freed for the waiters
+   * and the caller queues behind them at once. Other calls go as usual.
+   */
+  coalesce<T>(send: () => T): T {
+    if (this.coalescing || this.database.closed) return send();
+    const batch = (this.coalescing = new MysqlLockCoalesced());
+    try {
+      return send();
+    } finally {
+      this.coalescing = undefined;
+      void this.sendCoalesced(batch);
+    }
+  }
+
+  /**
+   * {@inheritDoc LockProvider.transfer}
+   * One transaction on the name's row-locked row: `from`'s entry becomes
+   * `to`'s, with a fencing token above every earlier one of the name.
+   * @throws {LockStoreError} when MySQL fails or does not answer within `commandTimeout`.
+   */
+  async transfer(key: string, from: string, to: string, ttl: number): Promise<LockGrant | null> {
+    const token = await this.database.bounded('transfer', key, () => this.permits.transfer(key, from, to, ttl));
+    return token === null ? null : { fencingToken: token };
   }
 
   /**
@@ -308,46 +347,31 @@ export class MysqlLockProvider extends LockProvider {
     await this.database.end();
   }
 
-  /**
-   * One attempt: the owner-checked `UPDATE` of the name's row; when it does
-   * not grant, a read of the row says why: held (or a waiter goes first), or
-   * no row yet (then the `INSERT` of one), or, for a queued waiter, held by
-   * it already (a retry after an attempt whose answer was lost).
-   */
-  private async attempt(request: LockAcquireRequest, ticket: number | null): Promise<MysqlLockAttempt> {
-    const { key, owner, ttl } = request;
-    const ask = mysqlLockAsk(request);
-    if (ask.shared || ask.limit > 1)
-      return { token: await this.permits.acquire(key, owner, ttl, ticket, ask), group: true };
-    const us = Math.round(ttl * 1000);
-    for (let tries = 0; tries < 3; tries++) {
-      const r = await this.database.write(this.sql.acquire, [owner, us, key, key, ticket, ticket]);
-      if (r.affectedRows > 0) return { token: await this.granted(key, owner, r.insertId) };
-      const state = await this.database.read(this.sql.state, [owner, 1, key]);
-      if (state.length > 0) {
-        const row = state[0];
-        const other = row.other ?? otherHeldLimit(liveHolders(row.holders, Number(row.now_us)), row.permits, 1);
-        if (ticket === null && other !== null) throw new LockOptionsError(limitMismatchMessage(key, Number(other), 1));
-        // A queued waiter that holds it already: its previous attempt committed and the answer was lost.
-        return { token: ticket === null || row.mine === null ? null : Number(row.mine) };
-      }
+  /** Sends what a coalesce held back: a release and the next waiter's acquire as one statement, else each as usual. */
+  private async sendCoalesced({ release, next }: MysqlLockCoalesced): Promise<void> {
+    if (!release) return;
+    const { key, owner } = release.args;
+    if (next) {
+      let passed: MysqlLockPassed | null;
       try {
-        const n = await this.database.write(this.sql.acquireNew, [key, owner, us, key]);
-        return { token: n.affectedRows > 0 ? await this.granted(key, owner, n.insertId) : null };
+        passed = await this.database.bounded('release', key, () => this.holds.passOn(key, owner, next.args));
       } catch (err) {
-        if ((err as { errno?: number }).errno !== DUP_ENTRY) throw err;
+        release.settle(Promise.reject(err));
+        next.settle(this.acquire(next.args));
+        return;
+      }
+      if (passed !== null) {
+        release.settle(true);
+        if (passed.token !== null) return next.settle({ fencingToken: passed.token, fences: passed.fences });
+        this.waiting.released(key);
+        return next.settle(this.waiting.acquire(next.args, true));
       }
     }
-    return { token: null };
-  }
-
-  /**
-   * The fencing token of a grant: the insert id `LAST_INSERT_ID(token)` set,
-   * or, where a server or proxy does not pass it on (0), a read of the row.
-   */
-  private async granted(key: string, owner: string, insertId: number): Promise<number> {
-    if (Number(insertId) > 0) return Number(insertId);
-    const rows = await this.database.read(this.sql.state, [owner, 1, key]);
-    return Number(rows[0]?.mine);
+    // No next waiter, or not a plain lock on a live lease: the usual calls, in order.
+    const released = this.release(key, owner);
+    release.settle(released);
+    if (!next) return;
+    await released.catch(() => undefined);
+    next.settle(this.acquire(next.args));
   }
 }

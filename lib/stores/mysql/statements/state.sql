@@ -10,7 +10,8 @@
  *   ? name
  * Output: no row when the name has none; else one row: held_us (the plain
  *   holder's lease left, in microseconds; 0 or less when free), mine (the
- *   fencing token when the owner holds it plainly, else NULL), holders,
+ *   row's fencing counter when the owner holds it plainly: the last token of
+ *   its grant's block; else NULL), holders,
  *   permits, now_us (the database clock, microseconds since the epoch),
  *   other (a live exclusive waiter's other limit, or NULL).
  */
