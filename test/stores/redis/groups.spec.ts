@@ -196,7 +196,7 @@ test('transfer from a holder whose lease ended hands nothing over and drops that
   expect(await redis.zscore(`{${key}}:h`, short.owner)).not.toBeNull();
   const next = owner();
   expect(await a.transfer(key, short.owner, next, 10_000)).toBeNull();
-  expect(await redis.zrange(`{${key}}:h`, 0, -1)).toEqual([full.owner]);
+  expect(await redis.zrange(`{${key}}:h`, '0', '-1')).toEqual([full.owner]);
   expect(await redis.hexists(`{${key}}:t`, next)).toBe(0);
   expect(await a.release(key, full.owner)).toBe(true);
   expect(await redis.exists(`{${key}}`, `{${key}}:h`, `{${key}}:t`, `{${key}}:q`)).toBe(0);
