@@ -1,6 +1,7 @@
 import { LockError, LockOptionsError } from '../../errors/lock.errors.js';
 import { holdConflictMessage, limitMismatchMessage, optionMessage, expected } from '../../errors/lock.messages.js';
 import { KeyState, type Holder, type Waiter } from './key-state.js';
+import { IdleSweep } from './idle-sweep.js';
 import {
   LockProvider,
   lockHolder,
@@ -37,7 +38,8 @@ export interface InMemoryHoldOptions {
  * store (expiring leases, owner-checked release and extend, FIFO hand-off,
  * fencing tokens), but excludes callers of **one process only**: use Redis
  * or PostgreSQL for more. Answers synchronously except to a caller that
- * queues; no timer runs for an uncontended lock. Doubles as a test double:
+ * queues; no timer runs per uncontended lock (one sweep per store drops
+ * released and lapsed names within a second). Doubles as a test double:
  * {@link InMemoryLockProvider.hold} plays "another instance holds this lock".
  */
 export class InMemoryLockProvider extends LockProvider {
@@ -45,6 +47,8 @@ export class InMemoryLockProvider extends LockProvider {
   /** Semaphores (`limit`) and read/write locks (`mode: 'shared'`). */
   readonly supports = { limit: true, shared: true } as const;
   private readonly entries = new Map<string, KeyState>();
+  /** Drops the keys nobody holds or awaits any more. */
+  private readonly sweep = new IdleSweep(this.entries);
   /** One counter for all keys: strictly increasing per key, and nothing to keep per key. */
   private fence = 0;
   /** The one key kept without holder or waiter (see {@link forget}). */
@@ -64,6 +68,7 @@ export class InMemoryLockProvider extends LockProvider {
     if (!entry) {
       const fencingToken = ++this.fence;
       this.entries.set(key, new KeyState(owner, t + ttl, fencingToken, t, shared, limit));
+      this.sweep.watch();
       return { fencingToken };
     }
     if (!shared) {
@@ -116,6 +121,7 @@ export class InMemoryLockProvider extends LockProvider {
       const state = this.entries.get(key);
       if (state) state.add(owner, t + ttl, fencingToken, t, false, 1);
       else this.entries.set(key, new KeyState(owner, t + ttl, fencingToken, t, false, 1));
+      this.sweep.watch();
       return { fencingToken };
     });
   }
@@ -161,6 +167,7 @@ export class InMemoryLockProvider extends LockProvider {
       this.disarm(entry);
     }
     this.entries.clear();
+    this.sweep.stop();
     this.idleKey = undefined;
   }
 
@@ -322,7 +329,7 @@ export class InMemoryLockProvider extends LockProvider {
   /**
    * `key` is held and awaited by nobody now. Its state stays as the one idle
    * entry (a name locked again and again reuses it: no map change, nothing
-   * allocated), and the previous idle entry, if still idle, is dropped.
+   * allocated) until the sweep, and the previous idle entry, if still idle, is dropped.
    */
   private forget(key: string): void {
     const previous = this.idleKey;
