@@ -1,14 +1,11 @@
 /**
  * `nest-lock/testing` from the packed tarball, as a store author uses it:
- * the kit.* files of test/package/kit-consumer (a store checked in a few
+ * the three files of test/package/kit-consumer (a store checked in a few
  * lines, one file per runner, with the paused-holder script an author
  * writes) run under Jest, Vitest and node:test against the in-memory store,
- * each passing every case, none skipped; then the no-holder.* files (a store
- * without holder(), no paused-holder script), where each runner's own output
- * must name the cases that turns off, with the reason. Jest is this
- * checkout's (on Node 24: it require()s Nest 12's ES modules only from 24.9
- * on); Vitest is the cached install of test/apps/nest12-esm-vitest
- * (packed-apps.ts).
+ * each passing every case, none skipped. Jest is this checkout's (on Node
+ * 24: it require()s Nest 12's ES modules only from 24.9 on); Vitest is the
+ * cached install of test/apps/nest12-esm-vitest (packed-apps.ts).
  */
 import { spawn } from 'node:child_process';
 import { cpSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
@@ -46,44 +43,31 @@ function run(node: string, args: string[]): Promise<{ code: number | null; outpu
   });
 }
 
-/** Each runner: its name, its command line for a test file of kit-consumer, the Node it runs on, and its two files. */
-const RUNNERS: Array<[runner: string, args: (file: string) => string[], node: () => string, files: [string, string]]> =
+const RUNNERS: Array<[runner: string, args: () => string[], node: () => string]> = [
+  // Nest 12 is ES modules only, and Jest require()s an ES module only from Node 24.9 on, with VM modules (as test/apps/nest12-cjs-jest runs).
   [
-    // Nest 12 is ES modules only, and Jest require()s an ES module only from Node 24.9 on, with VM modules (as test/apps/nest12-cjs-jest runs).
-    [
-      'Jest',
-      (file) => [
-        '--experimental-vm-modules',
-        join(consumer, 'node_modules/jest/bin/jest.js'),
-        '--config',
-        '{"transform":{}}',
-        '--verbose',
-        file,
-      ],
-      () => nodeBinary('24'),
-      ['kit.jest.test.cjs', 'no-holder.jest.test.cjs'],
+    'Jest',
+    () => [
+      '--experimental-vm-modules',
+      join(consumer, 'node_modules/jest/bin/jest.js'),
+      '--config',
+      '{"transform":{}}',
+      '--verbose',
+      'kit.jest.test.cjs',
     ],
-    [
-      'Vitest',
-      (file) => [join(consumer, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=verbose', file],
-      () => process.execPath,
-      ['kit.vitest.test.mjs', 'no-holder.vitest.test.mjs'],
-    ],
-    [
-      'node:test',
-      (file) => ['--test', '--test-reporter=spec', file],
-      () => process.execPath,
-      ['kit.node.test.mjs', 'no-holder.node.test.mjs'],
-    ],
-  ];
-
-/** Runs each runner's file `which` (0: every capability, 1: a store without holder()), the three at once: each run is mostly waiting (leases, timeouts). */
-function runAll(which: 0 | 1): Promise<Array<{ code: number | null; output: string }>> {
-  return Promise.all(RUNNERS.map(([, args, node, files]) => run(node(), args(files[which]))));
-}
+    () => nodeBinary('24'),
+  ],
+  [
+    'Vitest',
+    () => [join(consumer, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=verbose', 'kit.vitest.test.mjs'],
+    () => process.execPath,
+  ],
+  ['node:test', () => ['--test', '--test-reporter=spec', 'kit.node.test.mjs'], () => process.execPath],
+];
 
 test('the kit from the tarball passes the in-memory store under Jest, Vitest and node:test, the paused-holder cases included', async () => {
-  const runs = await runAll(0);
+  // The three at once: each run is mostly waiting (leases, timeouts).
+  const runs = await Promise.all(RUNNERS.map(([, args, node]) => run(node(), args())));
   for (const [i, [runner]] of RUNNERS.entries()) {
     const { code, output } = runs[i];
     const seen = { runner, code, passed: output.includes('release frees the key for its owner only') };
@@ -98,30 +82,5 @@ test('the kit from the tarball passes the in-memory store under Jest, Vitest and
       pausedCases: 2,
       skipped: false,
     });
-  }
-}, 400_000);
-
-test('a store without holder(), under Jest, Vitest and node:test: the runner lists the cases { holder: false } and the missing paused-holder script turn off, by name, with the reason', async () => {
-  // The nested runs skip cases (in their own processes, shown in their output); this test itself skips nothing.
-  const runs = await runAll(1);
-  for (const [i, [runner]] of RUNNERS.entries()) {
-    const { code, output } = runs[i];
-    const lines = output.split('\n');
-    const skippedAs = (title: string, reason: string) =>
-      lines.some((line) => line.includes(`${title} [skipped: ${reason}]`));
-    expect({
-      runner,
-      code,
-      holderCase: skippedAs(
-        'null for a free key; the owner, its instance id and the lease left for a held one; null again after release',
-        'the store does not offer holder ({ holder: false })',
-      ),
-      pausedCases: lines.filter((line) =>
-        /SIGSTOP past its lease \(renew: (false|true)\).*\[skipped: the target has no pausedHolder/.test(line),
-      ).length,
-      // The case that checks the store really lacks what the option turned off ran, and passed.
-      absenceChecked: output.includes('does not offer holder: the store declares no holder()'),
-      output: code === 0 ? '' : output,
-    }).toEqual({ runner, code: 0, holderCase: true, pausedCases: 2, absenceChecked: true, output: '' });
   }
 }, 400_000);
