@@ -52,14 +52,15 @@ describe('renewal on a store with extendMany', () => {
 
   test('a call renews at most 1,000 locks: more due at once go in several calls', async () => {
     const store = new BatchingFakeLockProvider();
-    // (a ttl wide enough that taking 4,000 locks on a loaded machine ends long before the first lease would)
-    const handles = await holdMany(manager(store, 3_000), 4_000);
-    await until(() => sum(store.batches) >= 4_000);
+    // Renewals fall due on a grid of ticks (a 12 s ttl: 1,024 ms ticks, first renewal ~4 s in). Taking 4,000 locks
+    // spans at most a few ticks even on a loaded machine, so one tick holds at least 1,000 of them.
+    const handles = await holdMany(manager(store, 12_000), 4_000);
+    await until(() => sum(store.batches) >= 4_000, 30_000);
 
     expect(Math.max(...store.batches)).toBe(1_000);
     expect(store.calls.extend).toBe(0);
     expect(handles.every((h) => h.held)).toBe(true);
-  });
+  }, 60_000);
 
   test('a lock answered false in a batch is lost alone: its signal aborts with LockLostError, the others stay held', async () => {
     const store = new BatchingFakeLockProvider();
