@@ -8,16 +8,12 @@
  * pruned too.
  * Against the real MariaDB.
  */
-import { Logger } from '@nestjs/common';
 import mysql from 'mysql2';
-import { MysqlLockProvider, type MysqlLockProviderOptions } from '../../../lib/stores/mysql/index.js';
+import { MysqlLockProvider } from '../../../lib/stores/mysql/index.js';
 import { mysqlLockPruneSettings } from '../../../lib/stores/mysql/mysql-lock-pruner.js';
 import { dropMysqlLockTables, MYSQL_URL, mysqlQuery, uniqueMysqlTable } from '../../support/mysql-test-env.js';
-import { RecordingLogger } from '../../support/recording-logger.js';
 import { sleep } from '../../support/sleep.js';
-
-/** Short interval for the tests (each wait is drawn between 0.75 s and 1.25 s). */
-const FAST = { prune: { everyMs: 1_000 } } as const;
+import * as pruning from '../../support/background-prune.js';
 
 /** Creates the tables as a migration would. */
 const createTables = async (table: string): Promise<void> => {
@@ -47,15 +43,6 @@ const countRows = async (table: string, prefix: string): Promise<number> =>
     )[0].n,
   );
 
-/** Polls `check` until it is true (or fails after `ms`: wide, the machine may be loaded). */
-async function eventually(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
-    await sleep(100);
-  }
-}
-
 /**
  * A trigger on the lock table that sleeps `sleepS` s for every row deleted: a batch of 1 000 rows takes 1 000 times
  * that. (The sleep names the table, so the process list shows whose it is.)
@@ -66,6 +53,13 @@ async function slowDeletes(table: string, sleepS: number): Promise<void> {
   );
 }
 
+/** A trigger on the lock table that makes every delete fail with "no deletes here". */
+const failDeletes = (table: string) =>
+  mysqlQuery(
+    `CREATE TRIGGER \`${table}_failing\` BEFORE DELETE ON \`${table}\` FOR EACH ROW
+       SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no deletes here'`,
+  );
+
 /** How many other connections run a background pruning batch on `table` now (in its statement, or in the trigger). */
 const pruningNow = async (table: string): Promise<number> =>
   (
@@ -75,34 +69,24 @@ const pruningNow = async (table: string): Promise<number> =>
     )
   ).length;
 
-const dropAll = (table: string): Promise<void> => dropMysqlLockTables(table);
+const store: pruning.PruneTestStore<MysqlLockProvider> = {
+  uniqueTable: uniqueMysqlTable,
+  provider: (options) => new MysqlLockProvider({ connection: MYSQL_URL, ...options }),
+  createTables,
+  insertOld,
+  countRows,
+  dropAll: dropMysqlLockTables,
+};
 
-const logger = new RecordingLogger();
-beforeAll(() => Logger.overrideLogger(logger));
-afterAll(() => Logger.overrideLogger(true));
+const logger = pruning.recordLogs();
 
 describe('a provider with background pruning', () => {
-  const table = uniqueMysqlTable('autoprune');
-  const provider = new MysqlLockProvider({ connection: MYSQL_URL, tableName: table, ...FAST });
-  afterAll(async () => {
-    await provider.close();
-    await dropAll(table);
-  });
+  const pruned = pruning.prunedTable(store, 'autoprune');
+  const { table } = pruned;
 
   test('prunes a table with old rows without a call from the app, and leaves live locks, group holders and waiters alone', async () => {
-    await createTables(table);
-    await insertOld(table, 'old:', 2_500); // more than one background batch
-    // A held lock, a shared hold and a semaphore permit, a released lock of a moment ago.
-    expect(await provider.acquire({ key: 'held', owner: 'a', ttl: 60_000, wait: false })).not.toBeNull();
-    expect(
-      await provider.acquire({ key: 'shared', owner: 'r', ttl: 60_000, wait: false, mode: 'shared' }),
-    ).not.toBeNull();
-    expect(await provider.acquire({ key: 'permits', owner: 'p', ttl: 60_000, wait: false, limit: 3 })).not.toBeNull();
-    await provider.acquire({ key: 'recent', owner: 'a', ttl: 60_000, wait: false });
-    await provider.release('recent', 'a');
-    // A waiter queued on the held lock.
-    const waiter = provider.acquire({ key: 'held', owner: 'w', ttl: 60_000, wait: true });
-    await eventually(
+    const { waiter } = await pruning.oldRowsAndLiveLocks(store, pruned);
+    await pruning.eventually(
       async () => (await mysqlQuery<unknown[]>(`SELECT 1 FROM \`${table}_waiters\` WHERE name = 'held'`)).length === 1,
     );
     // A row that looks old (lease ended two hours ago, counter behind) but a live waiter of another process is
@@ -114,8 +98,8 @@ describe('a provider with background pruning', () => {
          ('dead', 'd', UTC_TIMESTAMP(6) - INTERVAL 10 MINUTE)`,
     );
 
-    await eventually(async () => (await countRows(table, 'old:')) === 0);
-    await eventually(
+    await pruning.untilPruned(store, table);
+    await pruning.eventually(
       async () => (await mysqlQuery<unknown[]>(`SELECT 1 FROM \`${table}_waiters\` WHERE owner = 'd'`)).length === 0,
     );
 
@@ -130,23 +114,13 @@ describe('a provider with background pruning', () => {
       ['aged-awaited1', 'x'],
       ['held', 'w'],
     ]);
-    await eventually(async () => logger.lines('debug', `of lock table "${table}"`).length > 0); // logged as the run ends
-    // The locks still work: the held one is held, and its waiter gets it when released.
-    expect(await provider.acquire({ key: 'held', owner: 'b', ttl: 60_000, wait: false })).toBeNull();
-    expect(await provider.release('held', 'a')).toBe(true);
-    expect(await waiter).not.toBeNull();
-    expect(await provider.release('held', 'w')).toBe(true);
+    await pruning.eventually(async () => logger.lines('debug', `of lock table "${table}"`).length > 0); // logged as the run ends
+    await pruning.expectLocksStillWork(pruned.provider, waiter);
   }, 60_000);
 });
 
 describe('two instances on one table', () => {
-  const table = uniqueMysqlTable('autoprune2');
-  const a = new MysqlLockProvider({ connection: MYSQL_URL, tableName: table, ...FAST });
-  const b = new MysqlLockProvider({ connection: MYSQL_URL, tableName: table, ...FAST });
-  afterAll(async () => {
-    await Promise.all([a.close(), b.close()]);
-    await dropAll(table);
-  });
+  const { table, a, b } = pruning.twoPruningProviders(store, 'autoprune2');
 
   test('never prune at the same time', async () => {
     await createTables(table);
@@ -155,7 +129,7 @@ describe('two instances on one table', () => {
     await Promise.all([a.ping(), b.ping()]); // both may prune from now on
 
     let most = 0;
-    await eventually(async () => {
+    await pruning.eventually(async () => {
       most = Math.max(most, await pruningNow(table));
       return (await countRows(table, 'old:')) === 0;
     });
@@ -164,13 +138,7 @@ describe('two instances on one table', () => {
 });
 
 test('the prune option: on by default (an hour, about every five minutes), true the same, false off, each setting alone', () => {
-  const defaults = { olderThanMs: 3_600_000, everyMs: 300_000 };
-  expect(mysqlLockPruneSettings(undefined)).toEqual(defaults);
-  expect(mysqlLockPruneSettings(true)).toEqual(defaults);
-  expect(mysqlLockPruneSettings({})).toEqual(defaults);
-  expect(mysqlLockPruneSettings(false)).toBeNull();
-  expect(mysqlLockPruneSettings({ olderThanMs: 86_400_000 })).toEqual({ olderThanMs: 86_400_000, everyMs: 300_000 });
-  expect(mysqlLockPruneSettings({ everyMs: 60_000 })).toEqual({ olderThanMs: 3_600_000, everyMs: 60_000 });
+  pruning.expectPruneSettings(mysqlLockPruneSettings);
   expect(() => new MysqlLockProvider({ connection: MYSQL_URL, prune: { olderThanMs: 1_000 } })).toThrow(
     /MysqlLockProvider.*prune\.olderThanMs/,
   );
@@ -179,37 +147,17 @@ test('the prune option: on by default (an hour, about every five minutes), true 
   );
 });
 
-describe('prune: false', () => {
-  const off = uniqueMysqlTable('pruneoff');
-  const on = uniqueMysqlTable('pruneon');
-  const providers = [
-    new MysqlLockProvider({ connection: MYSQL_URL, tableName: off, prune: false }),
-    new MysqlLockProvider({ connection: MYSQL_URL, tableName: on, ...FAST }),
-  ];
-  afterAll(async () => {
-    await Promise.all(providers.map((p) => p.close()));
-    await Promise.all([dropAll(off), dropAll(on)]);
-  });
-
-  test('leaves the old rows, while a provider with pruning on prunes its own meanwhile; prune() still works', async () => {
-    await Promise.all([createTables(off), createTables(on)]);
-    await Promise.all([insertOld(off, 'old:', 100), insertOld(on, 'old:', 100)]);
-    await Promise.all(providers.map((p) => p.ping()));
-    await eventually(async () => (await countRows(on, 'old:')) === 0);
-    await sleep(2_000);
-    expect(await countRows(off, 'old:')).toBe(100);
-    expect(await providers[0].prune()).toBe(100);
-  }, 60_000);
-});
+pruning.describePruneOff(store);
+pruning.describeFailingRun(store, logger, failDeletes);
 
 describe('close()', () => {
   const table = uniqueMysqlTable('pruneclose');
   const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 3 });
-  const provider = new MysqlLockProvider({ connection: pool, tableName: table, ...FAST });
+  const provider = new MysqlLockProvider({ connection: pool, tableName: table, ...pruning.FAST_PRUNE });
   afterAll(async () => {
     await provider.close();
     await new Promise((resolve) => pool.end(resolve));
-    await dropAll(table);
+    await dropMysqlLockTables(table);
   });
 
   test('waits for the batch in progress and starts no other', async () => {
@@ -218,7 +166,7 @@ describe('close()', () => {
     await slowDeletes(table, 0.001);
     await provider.ping();
     // A batch is running (slowed by the trigger) when close() is called.
-    await eventually(async () => (await pruningNow(table)) > 0);
+    await pruning.eventually(async () => (await pruningNow(table)) > 0);
     await provider.close();
     // The pool is the app's (not ended by close): only waiting for the batch made its commit visible by now.
     expect(await countRows(table, 'old:')).toBe(2_000);
@@ -228,47 +176,11 @@ describe('close()', () => {
   }, 60_000);
 });
 
-describe('a failing run', () => {
-  const table = uniqueMysqlTable('prunefail');
-  const provider = new MysqlLockProvider({ connection: MYSQL_URL, tableName: table, ...FAST });
-  afterAll(async () => {
-    await provider.close();
-    await dropAll(table);
-  });
-
-  test('is logged as one warning (at most once an hour), never thrown into the app; locks go on', async () => {
-    await createTables(table);
-    await insertOld(table, 'old:', 10);
-    await mysqlQuery(
-      `CREATE TRIGGER \`${table}_failing\` BEFORE DELETE ON \`${table}\` FOR EACH ROW
-         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no deletes here'`,
-    );
-    await provider.ping();
-    await eventually(async () => logger.lines('warn', table).length > 0);
-    await sleep(3_500); // about three more runs, all failing
-    const warnings = logger.lines('warn', table);
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(new RegExp(`Background pruning of lock table "${table}" failed .*no deletes here`));
-    expect(await countRows(table, 'old:')).toBe(10);
-    expect(await provider.acquire({ key: 'k', owner: 'a', ttl: 10_000, wait: false })).not.toBeNull();
-    expect(await provider.release('k', 'a')).toBe(true);
-  }, 60_000);
-});
-
 describe('tables that migrations own (createTable: false)', () => {
-  const table = uniqueMysqlTable('prunemig');
-  const options: MysqlLockProviderOptions = { connection: MYSQL_URL, tableName: table, createTable: false, ...FAST };
-  const provider = new MysqlLockProvider(options);
-  afterAll(async () => {
-    await provider.close();
-    await dropAll(table);
-  });
+  const migrated = pruning.prunedTable(store, 'prunemig', { createTable: false, ...pruning.FAST_PRUNE });
 
   test('are pruned too', async () => {
-    await createTables(table);
-    await insertOld(table, 'old:', 50);
-    await provider.ping();
-    await eventually(async () => (await countRows(table, 'old:')) === 0);
-    expect(logger.lines('warn', table)).toEqual([]);
+    await pruning.expectPrunedAfterPing(store, migrated);
+    expect(logger.lines('warn', migrated.table)).toEqual([]);
   }, 60_000);
 });
