@@ -41,3 +41,21 @@ export async function runCounterSections(
   );
   return done;
 }
+
+/**
+ * A worker's `mutex` mode: tells the parent it is ready (IPC), waits for its
+ * go, runs SECTIONS sections with CONCURRENCY callers (from env; 100 and 1 by
+ * default) through {@link runCounterSections}, and prints one JSON line
+ * `{pid, sections}`.
+ */
+export async function runCounterWorker(locks: LockService, bump: () => Promise<void>): Promise<void> {
+  process.send?.('ready');
+  await new Promise<void>((resolve) => process.once('message', () => resolve()));
+  const sections = await runCounterSections(
+    locks,
+    Number(process.env.SECTIONS ?? 100),
+    Number(process.env.CONCURRENCY ?? 1),
+    bump,
+  );
+  process.stdout.write(JSON.stringify({ pid: process.pid, sections }) + '\n');
+}
