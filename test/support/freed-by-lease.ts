@@ -1,6 +1,8 @@
 /** A multi-process store test's check: a killed holder's lock frees when its lease ends, not before. */
 import { expect } from '@jest/globals';
 import type { LockProvider } from '../../lib/index.js';
+import { sleep } from './sleep.js';
+import type { Worker } from './worker-process.js';
 
 /**
  * After a holder with lease `ttl` (renewed every ttl/3) was killed at
@@ -23,4 +25,31 @@ export async function expectFreedByLease(provider: LockProvider, killedAt: numbe
   // The last renewal was at most ttl/3 (+ slack) before the kill: the lease ends 2–3 s after it.
   expect(waited).toBeGreaterThanOrEqual(ttl * (2 / 3) - 300);
   expect(waited).toBeLessThan(ttl + 3_000);
+}
+
+/**
+ * Waits for `holder` (a worker in mode `hold` with lease `ttl`) to print
+ * `HELD <token>` (within `heldMs`; a token above 0), lets one renewal go
+ * through, kills it with SIGKILL, and checks with the provider `open` makes
+ * (closed after) that the lock frees by its lease ({@link expectFreedByLease}).
+ */
+export async function expectKilledHolderFreedByLease(
+  holder: Worker,
+  ttl: number,
+  open: () => LockProvider,
+  heldMs?: number,
+): Promise<void> {
+  const held = await holder.line('HELD ', heldMs);
+  expect(Number(held.split(' ')[1])).toBeGreaterThan(0);
+  await sleep(1_200); // at least one renewal went through
+  holder.child.kill('SIGKILL');
+  const killedAt = Date.now();
+  await holder.exited;
+
+  const provider = open();
+  try {
+    await expectFreedByLease(provider, killedAt, ttl);
+  } finally {
+    await provider.close();
+  }
 }

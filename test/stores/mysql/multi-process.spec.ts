@@ -5,8 +5,8 @@
 import { MysqlLockProvider } from '../../../lib/stores/mysql/index.js';
 import { compiledScript } from '../../support/paths.js';
 import { dropMysqlLockTables, MYSQL_URL, mysqlQuery, uniqueMysqlTable } from '../../support/mysql-test-env.js';
-import { sleep } from '../../support/sleep.js';
-import { expectFreedByLease } from '../../support/freed-by-lease.js';
+import { runCounterWorkers, workerSections, expectSerialSections } from '../../support/counter-workers.js';
+import { expectKilledHolderFreedByLease } from '../../support/freed-by-lease.js';
 import { startWorkerProcess, type Worker } from '../../support/worker-process.js';
 
 const startWorker = (mode: string, table: string, env: Record<string, string> = {}): Worker =>
@@ -34,29 +34,16 @@ describe('MySQL provider across processes', () => {
 
   test('mutual exclusion: 4 processes × 2 callers × 40 sections on one lock: exact counter, no overlap, fencing tokens increase in entry order', async () => {
     const perWorker = 40;
-    for (let i = 0; i < 4; i++)
-      workers.push(startWorker('mutex', table, { SECTIONS: String(perWorker), CONCURRENCY: '2' }));
-    await Promise.all(workers.map((w) => w.ready(30_000)));
-    for (const w of workers) w.child.send('go');
-    const codes = await Promise.all(workers.map((w) => w.exited));
+    const codes = await runCounterWorkers(workers, 4, 30_000, () =>
+      startWorker('mutex', table, { SECTIONS: String(perWorker), CONCURRENCY: '2' }),
+    );
     expect({ codes, stderr: workers.map((w) => w.stderr()).join('') }).toEqual({ codes: [0, 0, 0, 0], stderr: '' });
 
-    type Section = { token: number; enter: number; exit: number; pid: number };
-    const sections: Section[] = workers.flatMap((w) => {
-      const { pid, sections: own } = JSON.parse(w.stdout().trim().split('\n').pop()!) as {
-        pid: number;
-        sections: Section[];
-      };
-      return own.map((s) => ({ ...s, pid }));
-    });
+    const sections = workerSections(workers);
     expect(sections).toHaveLength(4 * perWorker);
     const [{ n }] = await mysqlQuery<Array<{ n: number }>>(`SELECT n FROM \`${table}_counter\` WHERE id = 1`);
     expect(n).toBe(4 * perWorker);
-    sections.sort((a, b) => a.enter - b.enter);
-    for (let i = 1; i < sections.length; i++) {
-      expect(sections[i].enter).toBeGreaterThanOrEqual(sections[i - 1].exit);
-      expect(sections[i].token).toBeGreaterThan(sections[i - 1].token);
-    }
+    expectSerialSections(sections);
     // Every process had turns (FIFO across processes), not one process again and again.
     expect(new Set(sections.slice(0, sections.length / 2).map((s) => s.pid)).size).toBe(4);
   }, 120_000);
@@ -65,18 +52,11 @@ describe('MySQL provider across processes', () => {
     const ttl = 3_000;
     const holder = startWorker('hold', table, { TTL: String(ttl) });
     workers.push(holder);
-    const held = await holder.line('HELD ', 30_000);
-    expect(Number(held.split(' ')[1])).toBeGreaterThan(0);
-    await sleep(1_200); // at least one renewal went through
-    holder.child.kill('SIGKILL');
-    const killedAt = Date.now();
-    await holder.exited;
-
-    const provider = new MysqlLockProvider({ connection: MYSQL_URL, tableName: table, commandTimeout: 3_000 });
-    try {
-      await expectFreedByLease(provider, killedAt, ttl);
-    } finally {
-      await provider.close();
-    }
+    await expectKilledHolderFreedByLease(
+      holder,
+      ttl,
+      () => new MysqlLockProvider({ connection: MYSQL_URL, tableName: table, commandTimeout: 3_000 }),
+      30_000,
+    );
   }, 60_000);
 });

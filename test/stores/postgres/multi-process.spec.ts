@@ -5,8 +5,8 @@
 import { PostgresLockProvider } from '../../../lib/stores/postgres/index.js';
 import { dropLockTables, POSTGRES_URL, sql, uniqueTable } from '../../support/pg-test-env.js';
 import { startWorker, type Worker } from './spawn-worker.js';
-import { sleep } from '../../support/sleep.js';
-import { expectFreedByLease } from '../../support/freed-by-lease.js';
+import { runCounterWorkers, workerSections, expectSerialSections } from '../../support/counter-workers.js';
+import { expectKilledHolderFreedByLease } from '../../support/freed-by-lease.js';
 
 describe('PostgreSQL provider across processes', () => {
   const table = uniqueTable('mp');
@@ -27,30 +27,16 @@ describe('PostgreSQL provider across processes', () => {
 
   test('mutual exclusion: 4 processes × 2 callers × 75 sections, exact counter, no overlap, fencing tokens increase in entry order', async () => {
     const perWorker = 150;
-    for (let i = 0; i < 4; i++)
-      workers.push(startWorker('mutex', table, { SECTIONS: String(perWorker), CONCURRENCY: '2' }));
-    await Promise.all(workers.map((w) => w.ready(20_000)));
-    for (const w of workers) w.child.send('go');
-    const codes = await Promise.all(workers.map((w) => w.exited));
+    const codes = await runCounterWorkers(workers, 4, 20_000, () =>
+      startWorker('mutex', table, { SECTIONS: String(perWorker), CONCURRENCY: '2' }),
+    );
     expect(codes).toEqual([0, 0, 0, 0]);
 
-    type Section = { token: number; enter: number; exit: number; pid: number };
-    const sections: Section[] = workers.flatMap((w) => {
-      const { pid, sections: own } = JSON.parse(w.stdout().trim().split('\n').pop()!) as {
-        pid: number;
-        sections: Section[];
-      };
-      return own.map((s) => ({ ...s, pid }));
-    });
+    const sections = workerSections(workers);
     expect(sections).toHaveLength(4 * perWorker);
     const [{ n }] = await sql<{ n: number }>(`SELECT n FROM "${table}_counter" WHERE id = 1`);
     expect(n).toBe(4 * perWorker);
-
-    sections.sort((a, b) => a.enter - b.enter);
-    for (let i = 1; i < sections.length; i++) {
-      expect(sections[i].enter).toBeGreaterThanOrEqual(sections[i - 1].exit);
-      expect(sections[i].token).toBeGreaterThan(sections[i - 1].token);
-    }
+    expectSerialSections(sections);
     // FIFO across processes: a process runs the batch of its own waiters (local hand-offs: the next token of
     // its grant's block), then queues behind the others, so turns interleave instead of one process taking the
     // lock again and again. Counted while every process still had sections to run.
@@ -76,19 +62,11 @@ describe('PostgreSQL provider across processes', () => {
     const ttl = 3_000;
     const holder = startWorker('hold', table, { TTL: String(ttl) });
     workers.push(holder);
-    const held = await holder.line('HELD ');
-    expect(Number(held.split(' ')[1])).toBeGreaterThan(0);
-    await sleep(1_200); // at least one renewal went through
-    holder.child.kill('SIGKILL');
-    const killedAt = Date.now();
-    await holder.exited;
-
-    const provider = new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 });
-    try {
-      await expectFreedByLease(provider, killedAt, ttl);
-    } finally {
-      await provider.close();
-    }
+    await expectKilledHolderFreedByLease(
+      holder,
+      ttl,
+      () => new PostgresLockProvider({ connection: POSTGRES_URL, tableName: table, commandTimeout: 3_000 }),
+    );
   }, 40_000);
 
   test('@Cron("* * * * * *") + @Locked on 3 processes runs each tick once', async () => {
