@@ -26,7 +26,7 @@ export const oursMysql = ours(
  */
 export const rawMysql: Contender = {
   id: 'raw-mysql',
-  label: 'raw upsert + DELETE',
+  label: 'raw upsert + DELETE (MySQL)',
   store: 'mysql',
   kind: 'raw',
   retry: '-',

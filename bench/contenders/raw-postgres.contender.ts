@@ -12,7 +12,7 @@ export const RAW_PG_TABLE = 'bench_raw_locks';
  */
 export const rawPostgres: Contender = {
   id: 'raw-postgres',
-  label: 'raw upsert + DELETE',
+  label: 'raw upsert + DELETE (PostgreSQL)',
   store: 'postgres',
   kind: 'raw',
   retry: '-',

@@ -7,8 +7,8 @@ export const SCENARIO_TITLES: Record<string, string> = {
   s3: '3. Contended (Redis)',
   s4: '4. In-memory',
   s5: '5. HTTP (Nest express, autocannon)',
-  s6a: '6a. Uncontended (PostgreSQL)',
-  s6b: '6b. Contended (PostgreSQL)',
+  s6a: '6a. Uncontended (SQL)',
+  s6b: '6b. Contended (SQL)',
 };
 
 const ratio = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '-' : `${x.toFixed(2)}×`);
