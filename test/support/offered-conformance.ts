@@ -1,7 +1,7 @@
 /**
  * This repository's own way to run the conformance kit under Jest: the cases a
  * store does not offer (turned off by an option, e.g. PostgreSQL's
- * `acquireMany: false`) are left out rather than registered with `it.skip`,
+ * `acquireMany: false`) are left out rather than registered as skipped cases,
  * because CI runs no skipped test. Each option turned off still runs the kit's
  * absence case ("does not offer X: the store declares no X"), which fails if
  * the store declares it anyway. Store authors use `describeLockProviderConformance`,

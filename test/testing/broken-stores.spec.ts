@@ -108,7 +108,7 @@ function recordingRunner(): ConformanceRunner & { names: string[]; skipped: stri
 }
 
 describe('what a store does not offer', () => {
-  test('options skip the cases that need it, registered by name with the reason (it.skip); a missing pausedHolder too', () => {
+  test('options hand the cases that need it to the runner as skipped, by name with the reason; a missing pausedHolder too', () => {
     const runner = recordingRunner();
     describeLockProviderConformance('Plain', () => ({ provider: new InMemoryLockProvider() }), runner, {
       waiting: false,
