@@ -15,8 +15,11 @@ export interface PermitClient extends LockClient {
   withPermit<T>(name: string, fn: () => Promise<T>, hold: PermitHold): Promise<T>;
 }
 
-/** A contender of scenarios 9 and 10. */
-export type PermitContender = Contender & { create(env: BenchEnv): Promise<PermitClient> };
+/**
+ * A contender of scenarios 9 and 10. `spread`: a reference whose `limit`
+ * callers run one in each process, not all in the first.
+ */
+export type PermitContender = Contender & { create(env: BenchEnv): Promise<PermitClient>; spread?: boolean };
 
 /** A permit client's plain lock: one permit of one. */
 function permitClient(withPermit: PermitClient['withPermit'], close: () => Promise<void>): PermitClient {
@@ -126,12 +129,45 @@ export const noPermitCeiling: PermitContender = {
   },
 };
 
+/**
+ * Not a lock: `limit` callers, one in each process, each section followed
+ * by one Redis round trip (a `PING` on a connection of its own): what a
+ * semaphore that asks the store once per grant, and does nothing else, could
+ * reach at most here. Its permits move between processes, as a semaphore's
+ * do, where the ceiling runs all its callers in one.
+ */
+export const permitRoundTripFloor: PermitContender = {
+  id: 'permit-round-trip-floor',
+  label: 'no lock, a caller per process, 1 round trip a section',
+  store: 'redis',
+  kind: 'reference',
+  retry: '-',
+  spread: true,
+  waits:
+    'no lock: as many callers as permits, one per process, each section followed by one PING: a semaphore making one store call per grant and nothing else',
+  async create(env) {
+    const redis = new Redis(env.redisUrl, { lazyConnect: true });
+    await redis.connect();
+    return permitClient(
+      async (_name, fn) => {
+        const value = await fn();
+        await redis.ping();
+        return value;
+      },
+      async () => {
+        await redis.quit();
+      },
+    );
+  },
+};
+
 /** Scenario 9: a semaphore of 4 permits on one name. */
 export const SEMAPHORE: readonly PermitContender[] = [
   oursRedisPermits,
   redisSemaphoreDefault,
   redisSemaphoreTuned,
   noPermitCeiling,
+  permitRoundTripFloor,
 ];
 /** Scenario 10: the read-heavy workload with shared readers, and all exclusive. */
 export const READ_WRITE: readonly PermitContender[] = [oursRedisPermits, oursRedisExclusiveOnly];
@@ -142,4 +178,5 @@ export const PERMIT_CONTENDERS: readonly PermitContender[] = [
   redisSemaphoreDefault,
   redisSemaphoreTuned,
   noPermitCeiling,
+  permitRoundTripFloor,
 ];

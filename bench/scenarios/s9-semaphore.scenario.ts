@@ -1,5 +1,10 @@
 import { Redis } from 'ioredis';
-import { SEMAPHORE, type PermitContender } from '../contenders/permits.contenders.js';
+import {
+  noPermitCeiling,
+  permitRoundTripFloor,
+  SEMAPHORE,
+  type PermitContender,
+} from '../contenders/permits.contenders.js';
 import { answer, ChildWorker, compiledWorker } from '../support/child.js';
 import type { GrowthTable } from '../support/growth.js';
 import type { Row } from '../support/results.js';
@@ -63,8 +68,13 @@ export async function permitRows(
         const name = `bench:${run.scenario}:${c.id}:${rep}`;
         const counters = `bench:${run.scenario}:counters:${c.id}:${rep}`;
         try {
-          const callersOf = (i: number): number =>
-            c.kind === 'reference' ? (i === 0 ? (run.limit ?? 1) : 0) : run.callers;
+          const callersOf = (i: number): number => {
+            if (c.kind !== 'reference') return run.callers;
+            const limit = run.limit ?? 1;
+            // The spread reference: the limit's callers dealt out over the processes, one each while they last.
+            if (c.spread) return Math.floor(limit / run.processes) + (i < limit % run.processes ? 1 : 0);
+            return i === 0 ? limit : 0;
+          };
           const prepare = (i: number): PermitParentMessage => ({
             type: 'prepare',
             contender: c.id,
@@ -83,10 +93,12 @@ export async function permitRows(
             workers.map((w) => w.ask({ type: 'go', durationMs: warmupMs, warmup: true }, warmupMs + 60_000)),
           ))
             answer(m, 'done');
+          const redisCpuBefore = await redisCpuUs(admin);
           // A peer's give-up at default settings can take 10 s past the deadline.
           const done = (
             await Promise.all(workers.map((w) => w.ask({ type: 'go', durationMs }, durationMs + 60_000)))
           ).map((m) => answer(m, 'done'));
+          const redisCpu = (await redisCpuUs(admin)) - redisCpuBefore;
           const sections = done.reduce((n, d) => n + d.sections, 0);
           const writes = done.reduce((n, d) => n + d.writes, 0);
           const firstError = done.find((d) => d.firstError)?.firstError;
@@ -115,6 +127,9 @@ export async function permitRows(
             maxSectionsWaited: maxBetween,
             sectionsWaitedVsFifo: maxBetween / Math.max(1, callers - 1),
             /** Sections of the least and the most served caller, over the fair share (sections / callers): 0 is a starved caller. */
+            /** CPU per section of all the worker processes together, and of the redis-server (INFO cpu), in µs. */
+            clientCpuUsPerSection: done.reduce((n, d) => n + d.cpuUs, 0) / sections,
+            redisCpuUsPerSection: redisCpu / sections,
             leastServed: (Math.min(...perCaller) * callers) / sections,
             mostServed: (Math.max(...perCaller) * callers) / sections,
           };
@@ -134,8 +149,16 @@ export async function permitRows(
   }
 }
 
+/** The redis-server's CPU time so far (INFO cpu: user and system, main and background threads), in µs. */
+async function redisCpuUs(admin: Redis): Promise<number> {
+  const info = await admin.info('cpu');
+  const seconds = (field: string): number => Number(new RegExp(`^${field}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
+  return (seconds('used_cpu_sys') + seconds('used_cpu_user')) * 1e6;
+}
+
 const ms = (v: number | undefined): string =>
   v === undefined || Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(2) : v.toFixed(0);
+const mark = (met: boolean): string => (met ? 'met' : 'not met');
 const times = (v: number | undefined, digits = 2): string =>
   v === undefined || Number.isNaN(v) ? '-' : `${v.toFixed(digits)}×`;
 const spreadOf = (r: Row): string => `±${((r.spread / 2) * 100).toFixed(0)}%`;
@@ -185,7 +208,8 @@ export async function semaphore(
     contenders,
   );
   const ours = rows.find((r) => r.kind === 'ours' && !r.skipped);
-  const ceiling = rows.find((r) => r.kind === 'reference' && !r.skipped)?.median.throughput;
+  const ceiling = rows.find((r) => r.id === noPermitCeiling.id && !r.skipped)?.median.throughput;
+  const floor = rows.find((r) => r.id === permitRoundTripFloor.id && !r.skipped)?.median.throughput;
   const defaults = rows.find((r) => r.kind === 'peer' && r.retry === 'default' && !r.skipped)?.median.throughput;
   const bounds =
     ceiling && defaults
@@ -194,6 +218,18 @@ export async function semaphore(
             `${SEMAPHORE_LIMIT} permits can pass); 1.5× redis-semaphore at its defaults would be ${times(1.5 * (defaults / ceiling))} the ceiling in this run`,
         ]
       : [];
+  if (ceiling && floor)
+    bounds.push(
+      `round trip a section: ${SEMAPHORE_LIMIT} callers with no lock, one per process, each section followed by one PING: ${times(floor / ceiling)} the ceiling, ` +
+        `the most a semaphore that asks the store once per grant (a fencing token and the new owner) could reach here` +
+        (ours ? `; nest-lock ran at ${times(ours.median.throughput! / floor)} of it` : ''),
+    );
+  if (ours && ceiling)
+    bounds.push(
+      `checks: ≥ 0.85× the ceiling: ${mark(ours.median.throughput! / ceiling >= 0.85)} (${times(ours.median.throughput! / ceiling)}); ` +
+        `longest wait ≤ 2× strict FIFO: ${mark(worst(ours, 'sectionsWaitedVsFifo') <= 2)} (${times(worst(ours, 'sectionsWaitedVsFifo'))}); ` +
+        `least served ≥ 0.9× its share: ${mark(least(ours, 'leastServed') >= 0.9)} (${times(least(ours, 'leastServed'))})`,
+    );
   return permitTable(
     {
       scenario: 's9',
@@ -210,9 +246,11 @@ export async function semaphore(
         'sections waited p99 / max (× FIFO)',
         'least / most served',
         'give-ups',
+        'CPU µs / section: clients, Redis',
       ],
       notes: [
         'most inside: the most holders seen at once by `INCR` on entry, over all runs (never above the limit if the semaphore holds)',
+        "CPU µs / section: the worker processes' CPU time (user and system, all processes together) and the redis-server's (INFO cpu) during a run, per section (medians): what the section and the lock cost the 2 cores they share, which moves less with the machine than sections/s does",
         `sections waited: sections of other callers that entered between two sections of one caller (strict FIFO with sections of one length: callers − 1 = ${size.processes * size.callers - 1}); max is the most of any run`,
         'least / most served: sections of the least and the most served caller over the fair share, the lowest and highest of any run (0: a starved caller)',
         'give-ups: acquisitions that gave up (redis-semaphore throws after acquireTimeout) and were asked again; their wait counts from the first request',
@@ -231,6 +269,7 @@ export async function semaphore(
       ...waitCells(r),
       `${times(least(r, 'leastServed'))} / ${times(worst(r, 'mostServed'))}`,
       fmt(r.samples.reduce((n, s) => n + (s.errors ?? 0), 0)),
+      `${fmt(r.median.clientCpuUsPerSection ?? NaN)} / ${fmt(r.median.redisCpuUsPerSection ?? NaN)}`,
     ],
   );
 }

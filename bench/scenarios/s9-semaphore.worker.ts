@@ -47,6 +47,8 @@ export type PermitWorkerMessage =
       maxInside: number;
       /** Entries that found a holder they must exclude (semaphore: above the limit). */
       conflicts: number;
+      /** The CPU time this process used during the run, in µs (user and system). */
+      cpuUs: number;
     } & CallerTallies)
   | { type: 'closed' };
 
@@ -116,6 +118,7 @@ async function go({ durationMs, warmup }: Extract<PermitParentMessage, { type: '
   };
 
   const deadline = now() + durationMs;
+  const cpuBefore = process.cpuUsage();
   await Promise.all(
     Array.from({ length: callers }, async (_, caller) => {
       for (let i = 0; i < MAX_CYCLES_PER_CALLER && now() < deadline; i++) {
@@ -138,7 +141,8 @@ async function go({ durationMs, warmup }: Extract<PermitParentMessage, { type: '
       }
     }),
   );
-  return { type: 'done', writes, maxInside, conflicts, ...tally.result() };
+  const cpu = process.cpuUsage(cpuBefore);
+  return { type: 'done', writes, maxInside, conflicts, cpuUs: cpu.user + cpu.system, ...tally.result() };
 }
 
 async function close(): Promise<PermitWorkerMessage> {

@@ -234,6 +234,21 @@ describe('table arithmetic', () => {
     expect(ours.vsBestDefaultPeer).toBeCloseTo(3);
     expect(rows[2]!.vsBestPeer).toBeUndefined();
   });
+
+  test("scenario 5's check compares the app's CPU per request under @Locked (redis) with @MurLock's, and is not measured without both", () => {
+    const route = (id: string, kind: 'ours' | 'peer', cpuUsPerRequest: number) =>
+      buildRow('s5', 'a new name per request', { id, label: id, kind, retry: '-', waits: '' }, 'req/s', [
+        { throughput: 1000, cpuUsPerRequest },
+      ]);
+    const check = (rows: ReturnType<typeof route>[]) => targets(rows).find((t) => t.text.includes('÷ @MurLock'))!;
+    const cheaper = check([route('http-distinct-redis', 'ours', 240), route('http-distinct-murlock', 'peer', 300)]);
+    expect(cheaper).toMatchObject({ met: true, op: '<=', required: 1 });
+    expect(cheaper.actual).toBeCloseTo(0.8);
+    expect(check([route('http-distinct-redis', 'ours', 330), route('http-distinct-murlock', 'peer', 300)]).met).toBe(
+      false,
+    );
+    expect(check([route('http-distinct-redis', 'ours', 240)]).met).toBeUndefined();
+  });
 });
 
 describe("scenarios 3 and 6b's hand-off floor and the checks' digits", () => {
@@ -338,6 +353,7 @@ describe('semaphore and read/write scenarios at a tiny size (2 processes × 2 ca
       'redis-semaphore-default',
       'redis-semaphore-tuned',
       'no-permit-ceiling',
+      'permit-round-trip-floor',
     ]);
     for (const r of Object.values(raw)) {
       expect(r.skipped).toBeUndefined();
@@ -348,6 +364,19 @@ describe('semaphore and read/write scenarios at a tiny size (2 processes × 2 ca
     // 4 callers on 4 permits: each caller holds one whenever it asks.
     expect(raw['ours-redis-permits']!.maxInside).toBe(SEMAPHORE_LIMIT);
     expect(raw['no-permit-ceiling']!.maxInside).toBe(SEMAPHORE_LIMIT);
+    // CPU per section, of the workers and of the redis-server, for every row.
+    for (const r of Object.values(raw)) {
+      expect(r.clientCpuUsPerSection).toBeGreaterThan(0);
+      expect(r.redisCpuUsPerSection).toBeGreaterThan(0);
+    }
+    // The floor deals its 4 callers out over the 2 processes: all 4 run at once.
+    expect(raw['permit-round-trip-floor']!.maxInside).toBe(SEMAPHORE_LIMIT);
+    expect(t.notes.find((n) => n.startsWith('round trip a section:'))).toMatch(
+      /× the ceiling.*nest-lock ran at \d\.\d\d× of it/,
+    );
+    expect(t.notes.find((n) => n.startsWith('checks:'))).toMatch(
+      /≥ 0\.85× the ceiling: (met|not met).*≤ 2× strict FIFO: (met|not met).*≥ 0\.9× its share: (met|not met)/,
+    );
   }, 90_000);
 
   test('scenario 10: shared reads and all-exclusive both ran with no conflict and exact writes; only shared reads overlap', async () => {
