@@ -43,9 +43,10 @@ export interface PausedHolderProcess {
 }
 
 /**
- * What a store does not offer: each `false` skips the cases that need it, by
- * name, with the reason in the test output (and checks that the store really
- * does not declare it, where it can). Everything defaults to `true`.
+ * What a store does not offer: each `false` leaves out the cases that need
+ * it, named with the reason in one warning of the test output (and checks
+ * that the store really does not declare it, where it can). Everything
+ * defaults to `true`.
  */
 export interface ConformanceOptions {
   /** `acquire` with `wait: true` queues FIFO until granted, timed out or aborted. */
@@ -63,7 +64,7 @@ export interface ConformanceOptions {
   /**
    * How to start a holder in another process on the same store, for the
    * cases about a holder paused past its lease (SIGSTOP). Without it those
-   * cases are skipped, by name. See {@link PausedHolderProcess}.
+   * cases are left out, by name. See {@link PausedHolderProcess}.
    */
   pausedHolder?: PausedHolderProcess;
 }

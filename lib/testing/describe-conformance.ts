@@ -2,10 +2,11 @@
  * The conformance suite registered with the author's test runner: Jest,
  * Vitest and node:test all take `describe(name, fn)` and `it(name, fn)`, and
  * a before-all and after-all hook (`beforeAll`/`afterAll`, or node:test's
- * `before`/`after`). Skipped cases are registered with `it.skip` under their
- * own name and the reason, so the runner's output lists them.
+ * `before`/`after`). The cases a store does not offer are not registered
+ * (a runner runs every case it lists): one warning names each of them with
+ * the reason, so the output says what was not run.
  */
-import { conformanceRunnerMessage } from '../errors/lock.messages.js';
+import { conformanceLeftOutMessage, conformanceRunnerMessage } from '../errors/lock.messages.js';
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { lockProviderConformance } from './conformance-suite.js';
 import type { ConformanceOptions, ConformanceTarget } from './conformance-target.interface.js';
@@ -17,10 +18,8 @@ import type { ConformanceOptions, ConformanceTarget } from './conformance-target
 export interface ConformanceRunner {
   /** Opens a group of cases. */
   describe: (name: string, fn: () => void) => unknown;
-  /** Registers a case (`test` works too); `it.skip` registers a skipped one. */
-  it: ((name: string, fn: () => Promise<void>) => unknown) & {
-    skip?: (name: string, fn: () => Promise<void>) => unknown;
-  };
+  /** Registers a case (`test` works too). */
+  it: (name: string, fn: () => Promise<void>) => unknown;
   /** Jest, Vitest. */
   beforeAll?: (fn: () => Promise<void>) => unknown;
   /** Jest, Vitest. */
@@ -46,8 +45,9 @@ const RUNNER_MARGIN_MS = 10_000;
  * describeLockProviderConformance('MyStore', () => ({ provider: new MyStore() }), { describe, it, beforeAll, afterAll });
  * ```
  *
- * `options` turns off what the store does not offer; those cases are
- * skipped by name, with the reason. Docs: docs/custom-store.md.
+ * `options` turns off what the store does not offer; those cases are not
+ * registered, and a warning (`console.warn`, once) names each with the
+ * reason. Docs: docs/custom-store.md.
  */
 export function describeLockProviderConformance(
   label: string,
@@ -71,21 +71,18 @@ export function describeLockProviderConformance(
   }
   const suite = lockProviderConformance(label, create, options);
   const withTimeout = (fn: unknown, ...args: unknown[]) => (fn as (...a: unknown[]) => unknown)(...args);
+  const leftOut = suite.cases.flatMap((c) => (c.skipped === undefined ? [] : [{ name: c.name, reason: c.skipped }]));
+  if (leftOut.length > 0) console.warn(conformanceLeftOutMessage(label, leftOut));
+  const offered = suite.cases.filter((c) => c.skipped === undefined);
   const register = (cases: typeof suite.cases) => {
-    for (const c of cases) {
-      if (c.skipped) {
-        const name = `${c.title} [skipped: ${c.skipped}]`;
-        if (typeof runner.it.skip === 'function') runner.it.skip(name, c.run);
-        else runner.it(name, async () => {});
-      } else withTimeout(runner.it, c.title, c.run, c.timeout + RUNNER_MARGIN_MS);
-    }
+    for (const c of cases) withTimeout(runner.it, c.title, c.run, c.timeout + RUNNER_MARGIN_MS);
   };
   runner.describe(`LockProvider conformance: ${label}`, () => {
     withTimeout(beforeAll, () => suite.setUp(), HOOK_TIMEOUT_MS);
     withTimeout(afterAll, () => suite.tearDown(), HOOK_TIMEOUT_MS);
-    const groups = [...new Set(suite.cases.map((c) => c.group))];
+    const groups = [...new Set(offered.map((c) => c.group))];
     for (const group of groups) {
-      const cases = suite.cases.filter((c) => c.group === group);
+      const cases = offered.filter((c) => c.group === group);
       if (group === undefined) register(cases);
       else runner.describe(group, () => register(cases));
     }

@@ -4,6 +4,7 @@
  * store terms. Cases run through the kit's programmatic API
  * (lockProviderConformance(...).cases), as an author registering them by hand would.
  */
+import { jest } from '@jest/globals';
 import { InMemoryLockProvider, LockOptionsError, type LockProvider } from '../../lib/index.js';
 import {
   describeLockProviderConformance,
@@ -90,45 +91,67 @@ describe('the conformance kit catches broken stores, saying what broke', () => {
 });
 
 /** A runner that records what the kit registers. */
-function recordingRunner(): ConformanceRunner & { names: string[]; skipped: string[] } {
+function recordingRunner(): ConformanceRunner & { names: string[] } {
   const names: string[] = [];
-  const skipped: string[] = [];
   const path: string[] = [];
-  const it = Object.assign((name: string) => void names.push([...path, name].join(' › ')), {
-    skip: (name: string) => void skipped.push([...path, name].join(' › ')),
-  });
   return {
     names,
-    skipped,
     describe: (name, fn) => (path.push(name), fn(), path.pop()),
-    it,
+    it: (name: string) => void names.push([...path, name].join(' › ')),
     before: () => {},
     after: () => {},
   };
 }
 
 describe('what a store does not offer', () => {
-  test('options hand the cases that need it to the runner as skipped, by name with the reason; a missing pausedHolder too', () => {
+  test('options and a missing pausedHolder leave the cases that need them out of the runner, and one warning names each with the reason', () => {
     const runner = recordingRunner();
-    describeLockProviderConformance('Plain', () => ({ provider: new InMemoryLockProvider() }), runner, {
-      waiting: false,
-      limitAndShared: false,
-    });
-    const top = 'LockProvider conformance: Plain';
-    expect(runner.skipped).toContain(
-      `${top} › waiting: acquire with wait: true › waitTimeout 0 answers at once [skipped: the store does not offer waiting ({ waiting: false })]`,
+    let said = '';
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      describeLockProviderConformance('Plain', () => ({ provider: new InMemoryLockProvider() }), runner, {
+        waiting: false,
+        limitAndShared: false,
+      });
+      expect(warn).toHaveBeenCalledTimes(1);
+      said = String(warn.mock.calls[0]![0]);
+    } finally {
+      warn.mockRestore();
+    }
+    expect(said).toMatch(/^LockProvider conformance: Plain: \d+ case\(s\) not run, as its options and target ask:/);
+    expect(said).toContain(
+      '  - waiting: acquire with wait: true › waitTimeout 0 answers at once [not run: the store does not offer waiting ({ waiting: false })]',
     );
-    expect(runner.skipped).toContain(
-      `${top} › semaphores (limit) and read/write locks (mode) › the store declares supports.limit and supports.shared [skipped: the store does not offer limitAndShared ({ limitAndShared: false })]`,
+    expect(said).toContain(
+      '  - semaphores (limit) and read/write locks (mode) › the store declares supports.limit and supports.shared [not run: the store does not offer limitAndShared ({ limitAndShared: false })]',
     );
     expect(
-      runner.skipped.filter((n) => n.includes('SIGSTOP') && n.includes('[skipped: the target has no pausedHolder')),
+      said.split('\n').filter((l) => l.includes('SIGSTOP') && l.includes('[not run: the target has no pausedHolder')),
     ).toHaveLength(2);
+    const top = 'LockProvider conformance: Plain';
     expect(runner.names).toContain(`${top} › release frees the key for its owner only`);
     expect(runner.names).toContain(
       `${top} › does not offer limitAndShared: the store declares no supports.limit or supports.shared`,
     );
-    expect(runner.names.some((n) => n.includes('waiting:'))).toBe(false);
+    // Nothing left out reaches the runner, under any name.
+    expect(runner.names.some((n) => n.includes('waiting:') || n.includes('SIGSTOP'))).toBe(false);
+  });
+
+  test('a store that offers everything and a target with a pausedHolder: no warning', () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      describeLockProviderConformance('Full', () => ({ provider: new InMemoryLockProvider() }), recordingRunner(), {
+        pausedHolder: {
+          spawn: () => {
+            throw new Error('not called while the cases are registered');
+          },
+          sharesStore: false,
+        },
+      });
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   test('an option turned off for something the store declares fails, and a method the store lacks fails naming the option', async () => {

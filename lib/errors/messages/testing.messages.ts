@@ -23,6 +23,11 @@ export const conformanceCaseTimeout = (title: string, ms: number): string =>
 export const conformanceRunnerMessage = (got: string): string =>
   `describeLockProviderConformance(): pass the runner's functions, e.g. { describe, it, beforeAll, afterAll } (Jest, Vitest) or { describe, it, before, after } (node:test); got ${got}`;
 
+/** The cases a store's options or target leave out, each by name with the reason, said once per suite. */
+export const conformanceLeftOutMessage = (label: string, cases: readonly { name: string; reason: string }[]): string =>
+  `LockProvider conformance: ${label}: ${cases.length} case(s) not run, as its options and target ask:\n` +
+  cases.map((c) => `  - ${c.name} [not run: ${c.reason}]`).join('\n');
+
 /** A case run before the suite's setUp (an author registering the cases by hand). */
 export const conformanceNotSetUpMessage = (title: string): string =>
   `"${title}" ran before the conformance suite was set up: call suite.setUp() in a before-all hook, and suite.tearDown() after`;
