@@ -106,7 +106,7 @@ function recordingRunner(): ConformanceRunner & { names: string[] } {
 describe('what a store does not offer', () => {
   test('options and a missing pausedHolder leave the cases that need them out of the runner, and one warning names each with the reason', () => {
     const runner = recordingRunner();
-    let said = '';
+    let said: string | undefined;
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => {});
     try {
       describeLockProviderConformance('Plain', () => ({ provider: new InMemoryLockProvider() }), runner, {
@@ -126,7 +126,9 @@ describe('what a store does not offer', () => {
       '  - semaphores (limit) and read/write locks (mode) › the store declares supports.limit and supports.shared [not run: the store does not offer limitAndShared ({ limitAndShared: false })]',
     );
     expect(
-      said.split('\n').filter((l) => l.includes('SIGSTOP') && l.includes('[not run: the target has no pausedHolder')),
+      (said ?? '')
+        .split('\n')
+        .filter((l) => l.includes('SIGSTOP') && l.includes('[not run: the target has no pausedHolder')),
     ).toHaveLength(2);
     const top = 'LockProvider conformance: Plain';
     expect(runner.names).toContain(`${top} › release frees the key for its owner only`);
