@@ -126,10 +126,10 @@ export async function permitRows(
             p99SectionsWaited: quantile(between, 0.99),
             maxSectionsWaited: maxBetween,
             sectionsWaitedVsFifo: maxBetween / Math.max(1, callers - 1),
-            /** Sections of the least and the most served caller, over the fair share (sections / callers): 0 is a starved caller. */
             /** CPU per section of all the worker processes together, and of the redis-server (INFO cpu), in µs. */
             clientCpuUsPerSection: done.reduce((n, d) => n + d.cpuUs, 0) / sections,
             redisCpuUsPerSection: redisCpu / sections,
+            /** Sections of the least and the most served caller, over the fair share (sections / callers): 0 is a starved caller. */
             leastServed: (Math.min(...perCaller) * callers) / sections,
             mostServed: (Math.max(...perCaller) * callers) / sections,
           };
