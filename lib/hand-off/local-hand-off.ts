@@ -244,14 +244,15 @@ export class LocalHandOff {
       if (atStore instanceof PermitCohort) {
         const hold = new LocalHold(atStore, req.owner);
         atStore.granted(hold, this.arrivals);
-        return { ...grant, hold };
+        // (fields added before the spread: after it, Node 20 makes a new hidden class per object, which every reader then misses)
+        return { hold, ...grant };
       }
       const fences = grant.fences ?? 1;
       if (this.cohorts && fences > 1 && o.limit === undefined && o.mode === undefined) {
         const cohort = atStore ?? this.cohortFor(this.cohorts, req.key);
         const hold = new LocalHold(cohort, req.owner);
         cohort.hold(hold, { fencingToken: grant.fencingToken, fences, arrivals: this.arrivals });
-        return { ...grant, hold };
+        return { hold, ...grant };
       }
       return grant;
     } finally {
@@ -294,5 +295,5 @@ export class LocalHandOff {
 
 /** A grant a waiter of this process got after queueing here: it waited. */
 function queuedHere(grant: HandOffGrant | null): HandOffGrant | null {
-  return grant && { ...grant, queuedHere: true };
+  return grant && { queuedHere: true, ...grant };
 }

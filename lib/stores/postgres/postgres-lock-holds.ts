@@ -62,16 +62,14 @@ export class PostgresLockHolds {
       token: num(row.token),
       ticket: (row.ticket as string | null) ?? null,
       mine: ticket === null ? null : num(row.mine),
-    };
-    if ((shared || limit > 1) && (answer.token !== null || answer.mine !== null))
-      this.permitOwners.add(`${owner} ${key}`);
-    return {
-      ...answer,
       heldMs: num(row.held_ms),
       aheadMs: num(row.ahead_ms),
       mineMs: num(row.mine_ms),
       nowMs: num(row.now_ms),
     };
+    if ((shared || limit > 1) && (answer.token !== null || answer.mine !== null))
+      this.permitOwners.add(`${owner} ${key}`);
+    return answer;
   }
 
   /**

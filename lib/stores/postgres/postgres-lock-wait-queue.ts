@@ -31,7 +31,6 @@ export function newWaiter(
   let reject!: (err: Error) => void;
   const answer = new Promise<LockGrant | null>((res, rej) => ((resolve = res), (reject = rej)));
   const waiter: PostgresLockWaiter = {
-    ...ask,
     ticket,
     done: false,
     settle: (result) => {
@@ -42,6 +41,7 @@ export function newWaiter(
       if (result instanceof Error) reject(result);
       else resolve(result);
     },
+    ...ask,
   };
   // (not unref'd: like any timer, a pending wait keeps the process alive until it ends)
   if (waitTimeout !== undefined) timer = setTimeout(() => leave(waiter), waitTimeout);

@@ -143,7 +143,8 @@ export class RedisWaiters {
   ): Promise<R> {
     const { key, input, map } = command;
     const delivered = (reply: O): R | PromiseLike<R> => (this.handedOff(reply.handOffs), map(reply));
-    return this.commands.script({ ...command, input: { ...input, key, common: this.common }, map: delivered });
+    // (key and common before the spread: a field added after one makes a new hidden class per call on Node 20)
+    return this.commands.script({ ...command, input: { key, common: this.common, ...input }, map: delivered });
   }
 
   /**
