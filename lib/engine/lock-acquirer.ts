@@ -35,22 +35,17 @@ export class LockAcquirer {
    * Takes the lock; `then` maps the lock (or `null`: held) within the same
    * promise turn.
    */
-  take<R>(req: LockRequest, then: (lock: HeldLock | null) => R): MaybePromise<R> {
+  take<R>(req: LockRequest, then: (lock: HeldLock | null) => MaybePromise<R>): MaybePromise<R> {
     if (this.closed) {
       throw new LockError(requestedAfterCloseMessage(req.name), { lockName: req.name });
     }
-    if (req.wait) return andThen(this.handOff.acquire(req), (g) => andThen(this.granted(req, g), then));
+    // (one `then` on the store's answer: the hand-off calls on with its grant)
+    if (req.wait) return this.handOff.acquire(req, (g) => andThen(this.granted(req, g), then));
     this.tries++;
-    let grant: MaybePromise<HandOffGrant | null>;
-    try {
-      grant = this.handOff.acquire(req);
-    } catch (err) {
-      throw (this.triedOne(), err);
-    }
-    return andThen(
-      grant,
+    return this.handOff.acquire(
+      req,
       (g) => (this.triedOne(), andThen(this.granted(req, g), then)),
-      (err: unknown) => {
+      (err) => {
         throw (this.triedOne(), err);
       },
     );

@@ -20,12 +20,17 @@ export interface LockEngine {
   /** Merges call options over the manager's defaults. */
   resolve(options: LockCallOptions | undefined): ResolvedCallOptions;
   /**
-   * Takes the lock for a scoped call, following `onHeld`: resolves
-   * `undefined` when skipped; detects nesting of the same name. Answers
+   * Takes the lock for a scoped call, following `onHeld`, and answers
+   * `next` of its entry (`undefined` when skipped) in the same promise turn
+   * as the store's answer; detects nesting of the same name. Answers
    * synchronously when the store does. Several names (canonical order, as
    * `assertLockNames` returns them): all or none.
    */
-  enter(name: string | readonly string[], options: ResolvedCallOptions): MaybePromise<LockEntry | undefined>;
+  enter<R>(
+    name: string | readonly string[],
+    options: ResolvedCallOptions,
+    next: (entry: LockEntry | undefined) => MaybePromise<R>,
+  ): MaybePromise<R>;
   /** Whether anyone listens to events: build an event only then. */
   readonly observed: boolean;
   /** Hands an event to the listeners; never throws. */

@@ -177,19 +177,17 @@ export class LockManager {
     fn: (lock: LockHandle) => T | Promise<T>,
     options?: LockCallOptions,
   ): Promise<T | undefined> {
-    let entering: MaybePromise<LockEntry | undefined>;
     try {
       // (the name of the last call was checked already: strings do not change)
       const names =
         typeof name === 'string' && name === this.requests.lastName ? name : assertLockNames(name, 'withLock()');
       if (typeof fn !== 'function') throw new LockOptionsError(notAFunctionMessage(callSite('withLock', names)));
       if (options !== undefined) assertCallOptions(options, () => callSite('withLock', names));
-      entering = this.enter(names, this.resolve(options));
+      // An in-memory store answers at once: no await before the section, and one promise (the section's own `then`) after it.
+      return Promise.resolve(this.enter(names, this.resolve(options), (entry) => runScoped(entry, fn)));
     } catch (err) {
       return Promise.reject(err);
     }
-    // An in-memory store answers at once: no await before the section, and one promise (the section's own `then`) after it.
-    return runScoped(entering, fn);
   }
 
   /**
@@ -280,7 +278,7 @@ export class LockManager {
         return context.observed;
       },
       resolve: (options) => this.resolve(options),
-      enter: (name, options) => this.enter(name, options),
+      enter: (name, options, next) => this.enter(name, options, next),
       emit: (event) => this.emit(event),
       logStoreFailure: (level, error, line) => outcomes.logStoreFailure(level, error, line),
       acquireAs: async (name, instanceId, options) => {
@@ -306,13 +304,17 @@ export class LockManager {
   }
 
   /** Takes the lock for a scoped call (see {@link LockEngine.enter}). */
-  private enter(name: string | readonly string[], options: ResolvedCallOptions): MaybePromise<LockEntry | undefined> {
-    if (typeof name !== 'string') return this.multi.enter(name, options);
+  private enter<R>(
+    name: string | readonly string[],
+    options: ResolvedCallOptions,
+    next: (entry: LockEntry | undefined) => MaybePromise<R>,
+  ): MaybePromise<R> {
+    if (typeof name !== 'string') return this.multi.enter(name, options).then(next);
     const scope = lockScope.getStore();
     const outer = scope && findInScope(scope, name, this.id);
     if (outer?.held) {
       if (!options.reentrant) throw new LockReentryError(name);
-      return new ReenteredEntry(outer);
+      return next(new ReenteredEntry(outer));
     }
     const req = this.requests.make(name, options, scope);
     if (this.context.observed) {
@@ -320,10 +322,10 @@ export class LockManager {
       return this.outcomes.watch(
         req,
         () => this.acquirer.take(req, asIs),
-        (lock) => this.outcomes.entered(req, started, lock),
+        (lock) => next(this.outcomes.entered(req, started, lock)),
       );
     }
-    return this.acquirer.take(req, (lock) => this.outcomes.entered(req, req.requestedAt, lock));
+    return this.acquirer.take(req, (lock) => next(this.outcomes.entered(req, req.requestedAt, lock)));
   }
 
   /** Hands an event to the listeners; never throws. */

@@ -60,7 +60,7 @@ export class LockOutcomes {
   watch<R>(
     req: LockRequest,
     take: () => MaybePromise<HeldLock | null>,
-    then: (lock: HeldLock | null) => R,
+    then: (lock: HeldLock | null) => MaybePromise<R>,
   ): MaybePromise<R> {
     const started = now();
     if (req.wait) this.events.emit({ type: 'waiting', name: req.name, label: req.options.label });

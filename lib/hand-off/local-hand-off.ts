@@ -50,21 +50,27 @@ export class LocalHandOff {
   }
 
   /**
-   * The grant for `req`, or `null` (held). A waiter for a key this process
-   * holds or waits for queues here; a try answers "held" at once while a
-   * caller of this process holds it.
+   * `next` of the grant for `req`, or of `null` (held), in the same promise
+   * turn as the store's answer (one `then` per acquisition); `failed` gets
+   * the store's failure as the caller's error (it throws it on). A waiter
+   * for a key this process holds or waits for queues here; a try answers
+   * "held" at once while a caller of this process holds it.
    */
-  acquire(req: HandOffRequest): MaybePromise<HandOffGrant | null> {
+  acquire<R>(
+    req: HandOffRequest,
+    next: (grant: HandOffGrant | null) => MaybePromise<R>,
+    failed: (err: Error) => never = rethrow,
+  ): MaybePromise<R> {
     const cohort = this.cohortOf(req);
     if (cohort?.busy) {
-      if (req.wait) return waitLocally(cohort.line, req, this.arrivals++);
+      if (req.wait) return andThen(waitLocally(cohort.line, req, this.arrivals++), next);
       // Held here, on a lease this process counts: "held" is the answer, without the store.
-      if (cohort.holds) return null;
+      if (cohort.holds) return next(null);
     } else if (cohort && req.wait) {
       cohort.toStore();
-      return this.ask(req, cohort);
+      return this.ask(req, cohort, next, failed);
     }
-    return this.ask(req, undefined);
+    return this.ask(req, undefined, next, failed);
   }
 
   /**
@@ -208,21 +214,28 @@ export class LocalHandOff {
     return cohort;
   }
 
-  /** Asks the store. `cohort`: the caller is this process's one at the store for the key, and reports back to it. */
-  private ask(req: HandOffRequest, cohort: Cohort | undefined): MaybePromise<HandOffGrant | null> {
+  /**
+   * Asks the store; `next` of its grant, `failed` of its failure (see
+   * {@link acquire}). `cohort`: the caller is this process's one at the
+   * store for the key, and reports back to it.
+   */
+  private ask<R>(
+    req: HandOffRequest,
+    cohort: Cohort | undefined,
+    next: (grant: HandOffGrant | null) => MaybePromise<R>,
+    failed: (err: Error) => never,
+  ): MaybePromise<R> {
     let grant: MaybePromise<LockGrant | null>;
     try {
       // Waiters only: callers of this process queue behind a waiting caller's grant; a try's grant stays its own.
       grant = this.provider.acquire(storeRequest(req, req.wait && this.cohorts ? FENCE_BLOCK : undefined));
     } catch (err) {
-      throw this.askFailed(req, cohort, err);
+      return failed(this.askFailed(req, cohort, err));
     }
     return andThen(
       grant,
-      (g) => this.granted(req, g, cohort),
-      (err: unknown) => {
-        throw this.askFailed(req, cohort, err);
-      },
+      (g) => next(this.granted(req, g, cohort)),
+      (err: unknown) => failed(this.askFailed(req, cohort, err)),
     );
   }
 
@@ -277,7 +290,7 @@ export class LocalHandOff {
         ? req
         : { ...req, options: { ...o, waitTimeout: Math.max(0, o.waitTimeout - (now() - req.requestedAt)) } };
     try {
-      void andThen(this.ask(asked, cohort), (g) => waiter.settle(queuedHere(g)), waiter.fail);
+      void andThen(this.ask(asked, cohort, queuedHere, rethrow), (g) => waiter.settle(g), waiter.fail);
     } catch (err) {
       waiter.fail(err);
     }
@@ -291,6 +304,11 @@ export class LocalHandOff {
       this.cohorts.delete(cohort.key);
     }
   }
+}
+
+/** The default of {@link LocalHandOff.acquire}'s `failed`: the error goes on to the caller. */
+function rethrow(err: Error): never {
+  throw err;
 }
 
 /** A grant a waiter of this process got after queueing here: it waited. */

@@ -39,13 +39,14 @@ export interface MethodCall {
 /** `enterFor` result: run without the lock (scheduled task or event handler, `failOpen`, store down). */
 const RUN_UNLOCKED = Symbol('run-unlocked');
 type Entered = LockEntry | undefined | typeof RUN_UNLOCKED;
+const asEntered = (entry: Entered): Entered => entry;
 
 /** Runs a `@Locked` method under its lock. @internal */
 export function invokeLocked(engine: LockEngine, lock: LockedInvocation, call: MethodCall): unknown {
   if (!lock.observable) return invokeAsync(engine, lock, call);
   const { instance, method, args } = call;
   return defer(() =>
-    from(Promise.resolve(enterFor(engine, lock))).pipe(
+    from(Promise.resolve(enterFor(engine, lock, asEntered))).pipe(
       switchMap((entry) => {
         if (!entry) return EMPTY;
         if (entry === RUN_UNLOCKED) return method.apply(instance, args) as Observable<unknown>;
@@ -70,7 +71,7 @@ export function invokeLocked(engine: LockEngine, lock: LockedInvocation, call: M
  */
 function invokeAsync(engine: LockEngine, lock: LockedInvocation, call: MethodCall): Promise<unknown> {
   try {
-    return Promise.resolve(andThen(enterFor(engine, lock), (entry) => runLocked(entry, call)));
+    return Promise.resolve(enterFor(engine, lock, (entry) => runLocked(entry, call)));
   } catch (err) {
     return Promise.reject(err);
   }
@@ -95,9 +96,14 @@ function runLocked(entry: Entered, { instance, method, args }: MethodCall): Mayb
   );
 }
 
-function enterFor(engine: LockEngine, lock: LockedInvocation): MaybePromise<Entered> {
-  if (lock.callerless === undefined) return engine.enter(lock.name, lock.options);
-  return enterCallerless(engine, lock, lock.callerless);
+/** `next` of the entry (in the same promise turn as the store's answer, for a method with a caller). */
+function enterFor<R>(
+  engine: LockEngine,
+  lock: LockedInvocation,
+  next: (entry: Entered) => MaybePromise<R>,
+): MaybePromise<R> {
+  if (lock.callerless === undefined) return engine.enter(lock.name, lock.options, next);
+  return enterCallerless(engine, lock, lock.callerless).then(next);
 }
 
 /**
@@ -106,7 +112,7 @@ function enterFor(engine: LockEngine, lock: LockedInvocation): MaybePromise<Ente
  */
 async function enterCallerless(engine: LockEngine, lock: LockedInvocation, kind: CallerlessKind): Promise<Entered> {
   try {
-    return await engine.enter(lock.name, lock.options);
+    return await engine.enter(lock.name, lock.options, asEntered);
   } catch (err) {
     if (engine.closing) {
       // A tick that raced the application's shutdown: nothing to run, nothing to report.
