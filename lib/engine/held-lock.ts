@@ -15,6 +15,8 @@ import { leaseDrift } from './lease-drift.js';
 import { guardLeaseSignal, type LeaseClock } from './lease-signal.js';
 import { assertDuration } from '../contract/lock-limits.validation.js';
 
+const heldAsIs = (held: boolean): boolean => held;
+
 /** Settings a held lock needs from the manager. @internal */
 export interface HeldLockContext {
   readonly provider: LockProvider;
@@ -192,7 +194,12 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
 
   /** {@link release}, answering synchronously when the store does. Never throws. @internal */
   exit(): MaybePromise<boolean> {
-    if (this.state === 'released') return false;
+    return this.exitThen(heldAsIs);
+  }
+
+  /** {@link exit}, then `next` of its answer, in the release's promise turn. @internal */
+  exitThen<R>(next: (held: boolean) => MaybePromise<R>): MaybePromise<R> {
+    if (this.state === 'released') return next(false);
     const t = now();
     // A lease over before any timer could tell (the process did not run) is lost, not released.
     if (this.state === 'held' && t >= this.heldUntil) this.leaseRanOut(t);
@@ -204,12 +211,17 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
     const remainingMin = this.settings.holdAtLeast === undefined ? 0 : this.settings.holdAtLeast - heldMs;
     // A waiter of this process queued before the store granted the key: it takes over, with no store call.
     if (hold && wasHeld && remainingMin < 1 && this.ctx.handOff.handOver(hold, this, t))
-      return this.released(true, heldMs);
-    return this.sendRelease(wasHeld, heldMs, remainingMin);
+      return next(this.released(true, heldMs));
+    return this.sendRelease(wasHeld, heldMs, remainingMin, next);
   }
 
-  /** The store call of {@link exit} (the next waiter of this process then queues behind it, see {@link LocalHandOff.leave}). */
-  private sendRelease(wasHeld: boolean, heldMs: number, remainingMin: number): MaybePromise<boolean> {
+  /** The store call of {@link exitThen} (the next waiter of this process then queues behind it, see {@link LocalHandOff.leave}). */
+  private sendRelease<R>(
+    wasHeld: boolean,
+    heldMs: number,
+    remainingMin: number,
+    next: (held: boolean) => MaybePromise<R>,
+  ): MaybePromise<R> {
     const hold = this.hold;
     let done: MaybePromise<boolean>;
     try {
@@ -218,12 +230,12 @@ export class HeldLock extends TimedNode implements LockHandle, LockScope, LockEn
           ? this.storeRelease(remainingMin)
           : this.ctx.handOff.leave(hold, () => this.storeRelease(remainingMin));
     } catch (err) {
-      return this.releaseFailed(err);
+      return next(this.releaseFailed(err));
     }
     return andThen(
       done,
-      () => this.released(wasHeld, heldMs),
-      (err: unknown) => this.releaseFailed(err),
+      () => next(this.released(wasHeld, heldMs)),
+      (err: unknown) => next(this.releaseFailed(err)),
     );
   }
 

@@ -26,6 +26,8 @@ export interface LockEntry {
   run<A extends unknown[], R>(fn: (...args: A) => R, ...args: A): R;
   /** Releases; answers synchronously when the store does. Never throws. */
   exit(): MaybePromise<boolean>;
+  /** {@link exit}, then `next` of its answer, in the release's promise turn (one `then` for both). */
+  exitThen<R>(next: (held: boolean) => MaybePromise<R>): MaybePromise<R>;
 }
 
 /** @internal */
@@ -74,5 +76,8 @@ export class ReenteredEntry implements LockEntry {
   }
   exit(): boolean {
     return false;
+  }
+  exitThen<R>(next: (held: boolean) => MaybePromise<R>): MaybePromise<R> {
+    return next(false);
   }
 }

@@ -110,6 +110,11 @@ export class MultiLock implements LockHandle, LockScope, LockEntry, LeaseClock {
     for (const unlisten of this.unlisten.splice(0)) unlisten();
     return andThen(allOf(this.parts.map((part) => part.exit())), everyHeld);
   }
+
+  /** {@link exit}, then `next` of its answer. */
+  exitThen<R>(next: (held: boolean) => MaybePromise<R>): MaybePromise<R> {
+    return andThen(this.exit(), next);
+  }
 }
 
 /** `true` when there was a lock to release and every one was still held. */

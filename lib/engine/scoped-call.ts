@@ -19,11 +19,11 @@ export function runScoped<T>(
   try {
     result = ownAnswer(entry.run(fn, entry.handle));
   } catch (err) {
-    return andThen(entry.exit(), () => Promise.reject(err));
+    return entry.exitThen(() => Promise.reject(err));
   }
   return andThen(
     result,
-    (value) => andThen(entry.exit(), () => value),
-    (err: unknown) => andThen(entry.exit(), () => Promise.reject(err)),
+    (value) => entry.exitThen(() => value),
+    (err: unknown) => entry.exitThen(() => Promise.reject(err)),
   );
 }

@@ -85,14 +85,14 @@ function runLocked(entry: Entered, { instance, method, args }: MethodCall): Mayb
   try {
     result = entry.run(Reflect.apply, method, instance, args);
   } catch (err) {
-    return andThen(entry.exit(), () => Promise.reject(err));
+    return entry.exitThen(() => Promise.reject(err));
   }
   // The lock now lives as long as the stream: until it completes, errors or is unsubscribed.
   if (isObservable(result)) return result.pipe(finalize(() => void entry.exit()));
   return andThen(
     ownAnswer(result),
-    (value) => andThen(entry.exit(), () => value),
-    (err: unknown) => andThen(entry.exit(), () => Promise.reject(err)),
+    (value) => entry.exitThen(() => value),
+    (err: unknown) => entry.exitThen(() => Promise.reject(err)),
   );
 }
 
