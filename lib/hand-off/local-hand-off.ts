@@ -52,14 +52,14 @@ export class LocalHandOff {
   /**
    * `next` of the grant for `req`, or of `null` (held), in the same promise
    * turn as the store's answer (one `then` per acquisition); `failed` gets
-   * the store's failure as the caller's error (it throws it on). A waiter
+   * the store's failure as the caller's error (by default thrown on). A waiter
    * for a key this process holds or waits for queues here; a try answers
    * "held" at once while a caller of this process holds it.
    */
   acquire<R>(
     req: HandOffRequest,
     next: (grant: HandOffGrant | null) => MaybePromise<R>,
-    failed: (err: Error) => never = rethrow,
+    failed: (err: Error) => MaybePromise<R> = rethrow,
   ): MaybePromise<R> {
     const cohort = this.cohortOf(req);
     if (cohort?.busy) {
@@ -223,7 +223,7 @@ export class LocalHandOff {
     req: HandOffRequest,
     cohort: Cohort | undefined,
     next: (grant: HandOffGrant | null) => MaybePromise<R>,
-    failed: (err: Error) => never,
+    failed: (err: Error) => MaybePromise<R>,
   ): MaybePromise<R> {
     let grant: MaybePromise<LockGrant | null>;
     try {
@@ -290,7 +290,7 @@ export class LocalHandOff {
         ? req
         : { ...req, options: { ...o, waitTimeout: Math.max(0, o.waitTimeout - (now() - req.requestedAt)) } };
     try {
-      void andThen(this.ask(asked, cohort, queuedHere, rethrow), (g) => waiter.settle(g), waiter.fail);
+      void this.ask(asked, cohort, (g) => waiter.settle(queuedHere(g)), waiter.fail);
     } catch (err) {
       waiter.fail(err);
     }
